@@ -294,7 +294,8 @@ func New(cfg Config) (*Server, error) {
 	s.lobbies = &lobbies.Service{Store: st, Clock: cfg.Clock, IDs: s.ids,
 		Logger: s.log.With("component", "lobbies"), Kick: s.dispatcher.Kick, Order: s.orderLock}
 	if s.storeKind == "postgres" { // whose CacheEpoch keeps nothing: other processes write it
-		s.lobbies.Epoch = st.SharedEpoch
+		s.lobbies.Epoch, s.lobbies.EpochChecked = st.SharedEpoch, true
+		s.lobbies.LockLinger = lobbyLockLinger
 	}
 	s.accounts = &accounts.Service{Store: st, Clock: cfg.Clock, IDs: s.ids, Logger: s.log.With("component", "accounts"),
 		Kick: s.dispatcher.Kick}
@@ -507,6 +508,11 @@ func (s *Server) nodeRow() store.Node {
 	return store.Node{ID: s.cfg.NodeID, Address: addr, StartedAt: s.startedAt, Sessions: s.hub.Stats().Sessions,
 		Calls: calls, UpdatedAt: s.cfg.Clock.Now(), Life: s.hub.Life()}
 }
+
+// lobbyLockLinger is how long a node keeps a lobby's order lock after a group of its messages,
+// for its next group (lobbies.Service.LockLinger): a player's messages a round trip apart go under
+// one hold, and another node waits at most this long beyond the holder's last group.
+const lobbyLockLinger = 2 * time.Millisecond
 
 // OutboxLease is how old a dispatch left in the outbox (its node died between its commit and
 // its publish) must be before any node relays it, when no change under its order lock came

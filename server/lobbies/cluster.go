@@ -2,7 +2,9 @@ package lobbies
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"time"
 
 	gwire "sdkpp/wire/gateway"
 
@@ -18,7 +20,9 @@ import (
 // message at a time, they bounded a lobby to a few hundred messages a second. So the messages
 // that arrive while one group is being sent wait for it and then go as the next group: one
 // transaction and one publish of several messages, in id order, and one hold of the lock for
-// several groups in a row.
+// several groups in a row. A node keeps the lock a moment after its last group
+// (Service.LockLinger), and commits a group to a lobby it keeps without reading the shared epoch
+// first: the commit checks it (Service.EpochChecked).
 
 // clusterSend is a message waiting on a cluster for its group, and then its result.
 type clusterSend struct {
@@ -65,43 +69,72 @@ func (s *Service) sendGroups(batch []*clusterSend) {
 }
 
 // maxGroupsPerHold bounds the groups one hold of a lobby's order lock sends, so that the other
-// nodes sending to the lobby get their turns.
-const maxGroupsPerHold = 16
+// nodes sending to the lobby get their turns; maxHold bounds, with Service.LockLinger, how long
+// a hold kept between groups lasts (package lockpark).
+const (
+	maxGroupsPerHold = 16
+	maxHold          = 20 * time.Millisecond
+)
+
+// maxEpochTries bounds the tries of a group whose commit found the shared epoch moved: the last
+// one is committed without the check.
+const maxEpochTries = 3
 
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
 // the lock is held, the lobby's messages that arrived meanwhile as the next groups: their senders
 // were answered once the previous group was published, and the lock's release and next hold
-// are saved. Call with s.order held.
+// are saved. With Service.LockLinger the lock is then kept a moment for the node's next group
+// of the lobby. Call with s.order held.
 func (s *Service) sendLobby(group []*clusterSend) {
 	sq := &s.sends
 	// The groups' work outlives any one sender's request.
 	ctx := context.WithoutCancel(group[0].q.ctx)
 	id := group[0].q.lobbyID
 	// The epoch moves when any node changes a lobby (under another key), a user or an
-	// application: it is read beside the lock's wait, which it need not follow, and read for
-	// the next group beside this one's publish, once that group is taken: every change
-	// committed before one of its messages arrived is read.
+	// application. A group of a lobby this node keeps is checked against the epoch it was read
+	// under by its commit (Service.EpochChecked); for any other the epoch is read beside the
+	// lock's wait, which it need not follow, and for the next group beside this one's publish,
+	// once that group is taken: every change committed before one of its messages arrived is
+	// read.
 	var (
 		epoch    uint64
 		epochErr error
 		wg       sync.WaitGroup
 	)
-	if s.Epoch != nil {
+	read := s.mustRead(id)
+	release, since, kept := func() {}, time.Time{}, false
+	if s.park != nil {
+		release, since, kept = s.park.Take(id)
+	}
+	if read {
 		wg.Go(func() { epoch, epochErr = s.Epoch(ctx, changesKey) })
 	}
-	release, err := order.Hold(ctx, s.Order, lobbyKey(id), s.IDs)
-	wg.Wait()
-	if err != nil {
-		failAll(group, err)
-		sq.Finish(group)
-		return
+	if !kept {
+		var err error
+		since = s.Clock.Now()
+		release, err = order.Hold(ctx, s.Order, lobbyKey(id), s.IDs)
+		if err != nil {
+			wg.Wait()
+			failAll(group, err)
+			sq.Finish(group)
+			return
+		}
 	}
-	defer release() // once the last group is published
+	wg.Wait()
+	park := s.park != nil
+	defer func() { // once the last group is published
+		if park {
+			s.park.Put(id, since, release)
+		} else {
+			release()
+		}
+	}()
 	for n := 1; group != nil; n++ {
 		var next []*clusterSend
-		nextEpoch, nextErr, taken := epoch, error(nil), false
+		nextEpoch, nextErr, nextRead, taken := epoch, error(nil), false, false
 		take := func() { // the next group and its epoch, once this one is committed
-			if taken, next = true, sq.Take(id); n < maxGroupsPerHold && len(next) > 0 && s.Epoch != nil {
+			if taken, next = true, sq.Take(id); n < maxGroupsPerHold && len(next) > 0 && s.mustRead(id) {
+				nextRead = true
 				wg.Go(func() { nextEpoch, nextErr = s.Epoch(ctx, changesKey) })
 			}
 		}
@@ -109,7 +142,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
-			published = s.sendGroup(ctx, group, epoch, take)
+			published = s.sendGroup(ctx, group, epoch, read, take)
 		}
 		if !taken {
 			take()
@@ -118,10 +151,21 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		wg.Wait()
 		if !published || n == maxGroupsPerHold {
 			sq.PutBack(next) // the next holder publishes first what this one could not
+			park = park && published
 			return
 		}
-		group, epoch, epochErr = next, nextEpoch, nextErr
+		group, epoch, epochErr, read = next, nextEpoch, nextErr, nextRead
 	}
+}
+
+// mustRead tells whether a group of the lobby id must read the epoch before it is admitted:
+// unless the lobby is kept (hot) and its commit checks the epoch. Call with s.order held.
+func (s *Service) mustRead(id uint64) bool {
+	if s.Epoch == nil {
+		return false // every group reads its lobby again (sendGroup)
+	}
+	h := s.hot[id]
+	return !s.EpochChecked || h == nil || !s.Clock.Now().Before(h.lobby.ExpiresAt)
 }
 
 // failAll fails every message of group with err.
@@ -136,8 +180,32 @@ func failAll(group []*clusterSend, err error) {
 // published together in id order; committed is called between. A failed commit fails every
 // message of the group. With a Stager, their events are stored in the outbox in that
 // transaction and published from it; it returns false when they could not be published (they
-// wait for the next holder of the lock). Call with s.order held.
-func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, committed func()) bool {
+// wait for the next holder of the lock). epoch is the epoch read for the group when read is
+// set; else the lobby's kept entry is used, and its commit checks that the epoch it was read
+// under has not moved. A group whose commit finds it moved, or that a kept entry refused
+// something of, is tried again with the epoch read. Call with s.order held.
+func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) bool {
+	for try := 1; ; try++ {
+		published, moved := s.tryGroup(ctx, group, epoch, read, try < maxEpochTries, committed)
+		if !moved {
+			return published
+		}
+		var err error
+		if epoch, err = s.Epoch(ctx, changesKey); err != nil {
+			failAll(group, err)
+			return true
+		}
+		read = true
+		for _, c := range group {
+			c.enc, c.err = nil, nil
+		}
+	}
+}
+
+// tryGroup is a try of sendGroup, whose commit checks the epoch when check is set (the last try,
+// with the epoch and the lobby read after the messages arrived, needs no check): moved tells that
+// it stored nothing, and why: the epoch moved, or, with the epoch not read, a message was refused.
+func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read, check bool, committed func()) (published, moved bool) {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -146,44 +214,62 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 		batch []*pending
 		out   []lobbyMessage
 	)
+	refused := false
 	for _, c := range group {
 		c.q.ctx = ctx
 		var h *hotLobby
 		if h, c.err = s.hotEntry(ctx, c.q, now, epoch); c.err != nil {
+			refused = true
 			continue
 		}
 		var p *pending
 		if c.enc, p, c.err = s.admit(c.q, c.req, h, now); c.err != nil || p == nil {
+			refused = refused || c.err != nil
 			continue // refused, or a repeated send (answered with the group's commit)
 		}
 		batch = append(batch, p)
 		out = append(out, lobbyMessage{h: h, enc: c.enc, author: c.q.userID})
 	}
+	if refused && !read && s.Epoch != nil { // perhaps by what the lobby's kept entry missed
+		delete(s.hot, group[0].q.lobbyID)
+		s.forgetNonces() // what was accepted is not stored
+		return true, true
+	}
 	if len(batch) == 0 {
-		return true
+		return true, false
 	}
 	h := out[len(out)-1].h
 	st, staging := s.Notifier.(Stager)
 	var staged *store.OutboxRows
-	if staging {
-		if data := st.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out)); len(data) > 0 {
-			staged = &store.OutboxRows{Key: lobbyKey(h.lobby.ID), Data: data, At: now}
+	if staging || s.EpochChecked && check {
+		staged = &store.OutboxRows{Key: lobbyKey(h.lobby.ID), At: now}
+		if staging {
+			staged.Data = st.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out))
+		}
+		if s.EpochChecked && check {
+			staged.EpochKey, staged.Epoch = changesKey, h.epoch
 		}
 	}
 	if err := s.commitNow(h, staged, batch...); err != nil {
+		if errors.Is(err, store.ErrEpochMoved) {
+			return true, true
+		}
 		for _, c := range group {
 			if c.err == nil {
 				c.enc, c.err = nil, err
 			}
 		}
-		return true
+		return true, false
 	}
 	committed()
-	if staged != nil {
-		return st.PublishStaged(staged.IDs, staged.Data)
+	if !staging {
+		s.deliverAll(out)
+		return true, false
 	}
-	s.deliverAll(out)
-	return true
+	if len(staged.Data) == 0 {
+		return true, false
+	}
+	return st.PublishStaged(staged.IDs, staged.Data), false
 }
 
 // lobbyMessage is an accepted message on its way to the members.

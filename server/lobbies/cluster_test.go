@@ -5,8 +5,10 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +22,7 @@ import (
 // set, keeps the first holder waiting until gate is closed.
 type fakeOrder struct {
 	mu    sync.Mutex
-	held  bool
+	held  map[string]bool
 	last  map[string]uint64
 	holds []string
 	gate  chan struct{}
@@ -36,15 +38,18 @@ func (o *fakeOrder) lock(_ context.Context, key string) (uint64, func(uint64), e
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.held {
+	if o.held[key] {
 		panic("the order lock is held twice")
 	}
-	o.held = true
+	if o.held == nil {
+		o.held = map[string]bool{}
+	}
+	o.held[key] = true
 	o.holds = append(o.holds, key)
 	return o.last[key], func(used uint64) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.held = false
+		o.held[key] = false
 		o.last[key] = max(o.last[key], used)
 	}, nil
 }
@@ -265,4 +270,124 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
 		require.Len(t, history, len(ps), "stored messages")
 	})
+}
+
+// On a cluster whose commits check the shared epoch, a group of messages to a lobby kept since
+// an earlier group is sent without reading the epoch, under the lock kept since (messages sent
+// one after the other: one hold). A user's change moves the epoch: the next group's commit is
+// refused, and it reads the epoch and the lobby again and is stored. The lock is released once it
+// has lingered. Every member gets every message once, in order.
+func TestClusterKeepsTheLobbyAndItsLockBetweenGroups(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	order := &fakeOrder{last: map[string]uint64{}}
+	var epochs atomic.Int32
+	e.svc.Order = order.lock
+	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
+		epochs.Add(1)
+		return e.st.SharedEpoch(ctx, key)
+	}
+	e.svc.EpochChecked = true
+	e.svc.LockLinger = 2 * time.Millisecond
+	e.svc.Start()
+	defer e.svc.Close()
+	ps := []player{e.user("alice", e.app), e.user("bob", e.app)}
+	var l lobby
+	for _, p := range ps {
+		l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+	}
+	e.rec.take()
+	key := "lobby:" + l.ID
+	path := "/lobbies/" + l.ID + "/messages"
+	var sent []uint64
+	send := func(i int) {
+		t.Helper()
+		var m message
+		e.do("POST", path, ps[i].auth, map[string]any{"content": "m" + strconv.Itoa(len(sent))}).OK(t, http.StatusOK, &m)
+		id, err := strconv.ParseUint(m.ID, 10, 64)
+		require.NoError(t, err)
+		sent = append(sent, id)
+	}
+	holds := func() int {
+		order.mu.Lock()
+		defer order.mu.Unlock()
+		n := 0
+		for _, k := range order.holds {
+			if k == key {
+				n++
+			}
+		}
+		return n
+	}
+	held := func() bool {
+		order.mu.Lock()
+		defer order.mu.Unlock()
+		return order.held[key]
+	}
+
+	send(0)
+	require.Equal(t, 1, holds())
+	require.True(t, held(), "kept after the group")
+	read := epochs.Load()
+	for range 3 {
+		send(0)
+	}
+	require.Equal(t, 1, holds(), "one hold for messages one after the other")
+	require.Equal(t, read, epochs.Load(), "a kept lobby's groups read no epoch")
+
+	u, err := e.st.GetUser(ctx, ps[1].id)
+	require.NoError(t, err)
+	u.GlobalName = "Bobby"
+	require.NoError(t, e.st.UpdateUser(ctx, u))
+	send(1)
+	require.Equal(t, read+1, epochs.Load(), "the refused commit reads the epoch again")
+	require.Equal(t, 1, holds())
+
+	e.clock.Advance(2 * time.Millisecond)
+	require.False(t, held(), "released once it lingered")
+	send(1)
+	require.Equal(t, 2, holds(), "a new hold")
+
+	var got []uint64
+	for _, ev := range e.rec.take() {
+		require.Equal(t, wire.EventLobbyMessageCreate, ev.event)
+		require.Len(t, ev.users, len(ps), "every member gets each message")
+		got = append(got, uint64(messageOf(t, ev.data).ID))
+	}
+	require.Equal(t, sent, got, "each message once, in order")
+	require.IsIncreasing(t, got)
+	var history []message
+	e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
+	require.Len(t, history, len(sent), "stored messages")
+}
+
+// A group whose commit finds the shared epoch moved at every checked try is stored by its last
+// try, whose epoch and lobby were read after it arrived, without the check: once, delivered once.
+func TestClusterGroupStoredWhenTheEpochKeepsMoving(t *testing.T) {
+	e := newEnv(t)
+	order := &fakeOrder{last: map[string]uint64{}}
+	var epochs atomic.Int32
+	e.svc.Order = order.lock
+	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
+		epochs.Add(1)
+		n, err := e.st.SharedEpoch(ctx, key)
+		return n + 1, err // never the store's: every checked commit finds it moved
+	}
+	e.svc.EpochChecked = true
+	ps := []player{e.user("alice", e.app), e.user("bob", e.app)}
+	var l lobby
+	for _, p := range ps {
+		l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+	}
+	e.rec.take()
+	path := "/lobbies/" + l.ID + "/messages"
+	var m message
+	e.do("POST", path, ps[0].auth, map[string]any{"content": "kept"}).OK(t, http.StatusOK, &m)
+	require.Equal(t, int32(3), epochs.Load(), "read for each try")
+	evs := e.rec.take()
+	require.Len(t, evs, 1, "delivered once")
+	require.Equal(t, m.ID, strconv.FormatUint(uint64(messageOf(t, evs[0].data).ID), 10))
+	var history []message
+	e.do("GET", path, ps[0].auth, nil).OK(t, http.StatusOK, &history)
+	require.Len(t, history, 1, "stored once")
 }

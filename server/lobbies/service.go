@@ -16,6 +16,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies/internal/groupcommit"
+	"sdkpp/server/lobbies/internal/lockpark"
 	"sdkpp/server/lobbies/internal/sendq"
 	"sdkpp/server/lobbies/internal/sharedread"
 	"sdkpp/server/order"
@@ -107,6 +108,13 @@ type Service struct {
 	// while it stays. Nil: the store's CacheEpoch is used instead, and on a cluster every group
 	// of messages reads its lobby again.
 	Epoch func(ctx context.Context, key string) (uint64, error)
+	// EpochChecked tells that Epoch is the store's SharedEpoch: on a cluster, a group of
+	// messages to a lobby kept since an earlier group is committed without reading the epoch
+	// first, its commit checking it instead (store.OutboxRows.EpochKey).
+	EpochChecked bool
+	// LockLinger, on a cluster, keeps a lobby's order lock this long after a group of its
+	// messages, for the node's next group of the lobby (package lockpark); 0 releases it at once.
+	LockLinger time.Duration
 
 	// order is held from a transaction's start until its events reach the Notifier, so members
 	// get events in commit order: the SDK drops a message that is not newer than the last one it
@@ -131,6 +139,8 @@ type Service struct {
 	epochs sharedread.Reader[uint64]
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
 	sends sendq.Queue[*clusterSend]
+	// park keeps, with LockLinger, lobbies' order locks between groups; nil without.
+	park *lockpark.Park
 
 	startOnce sync.Once
 	wake      chan struct{}
@@ -376,6 +386,9 @@ func (s *Service) Start() {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.cancel = cancel
 		s.writer = groupcommit.New(s.Store, s.Logger, s.Kick, func() { s.hotStale.Store(true) })
+		if s.Order != nil && s.LockLinger > 0 {
+			s.park = lockpark.New(s.Clock, s.LockLinger, maxHold)
+		}
 		go s.janitor(ctx)
 	})
 }
@@ -387,6 +400,9 @@ func (s *Service) Close() {
 	}
 	s.cancel()
 	<-s.done
+	if s.park != nil {
+		s.park.Close()
+	}
 	s.writer.Close()
 }
 

@@ -327,6 +327,51 @@ func TestClusterOrderLockOutbox(t *testing.T) {
 	unlock(0, nil)
 }
 
+// A lobby's lock, once free, waits for the lobby's messages whose commit is in flight (a holder
+// killed while its commit ran frees the lock at once): the outbox it returns holds their rows.
+// Its wait ends with the taking: the lock holds no lock on the lobby's row.
+func TestClusterOrderLockWaitsForTheLobbysCommits(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	now := time.Unix(1, 0).UTC()
+	require.NoError(t, a.CreateLobby(ctx, &Lobby{ID: 5, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	// A commit in flight: the lobby's row and an outbox row, not yet committed.
+	tx, err := a.db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(ctx, `UPDATE lobbies SET last_activity_at = 2 WHERE id = 5`)
+	require.NoError(t, err)
+	var id int64
+	require.NoError(t, tx.QueryRowContext(ctx, `INSERT INTO outbox (key, data, created_at) VALUES ('lobby:5', 'm', 2) RETURNING id`).Scan(&id))
+	type taken struct {
+		left   []OutboxEvent
+		unlock func(uint64, []uint64)
+		err    error
+	}
+	next := make(chan taken, 1)
+	go func() { // waits for the commit; the test waits for it below
+		var x taken
+		_, x.left, x.unlock, x.err = b.OrderLockOutbox(ctx, "lobby:5")
+		next <- x
+	}()
+	waited := assert.Eventually(t, func() bool {
+		var n int
+		err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
+		return err == nil && n > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, tx.Commit())
+	x := <-next
+	require.True(t, waited, "the lock did not wait for the commit")
+	require.NoError(t, x.err)
+	require.Len(t, x.left, 1, "the commit's row")
+	assert.Equal(t, uint64(id), x.left[0].ID)
+	// Held, the lock leaves the lobby's row to the holder's commits.
+	_, err = a.db.ExecContext(ctx, `UPDATE lobbies SET last_activity_at = 3 WHERE id = 5`)
+	require.NoError(t, err)
+	x.unlock(0, nil)
+}
+
 // SQLite's order lock holds nothing.
 func TestSQLiteOrderLockIsFree(t *testing.T) {
 	s := openMemory(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -100,8 +101,10 @@ type LobbyStore interface {
 	// StoreLobbyMessages stores messages of lobby id with the webhook deliveries queued beside
 	// them, the lobby's latest activity times (TouchLobby) and, when out is not nil, the events
 	// out tells of in the outbox (AddOutbox each, their ids set in out.IDs), all or nothing:
-	// ErrNotFound, with nothing stored, when the lobby does not exist. On PostgreSQL it is one
-	// statement (one round trip) for up to a hundred messages, deliveries and events.
+	// ErrNotFound, with nothing stored, when the lobby does not exist; ErrEpochMoved, with
+	// nothing stored, when out has an epoch check that fails. On PostgreSQL it is one statement
+	// (one round trip, the epoch's check included) for up to a hundred messages, deliveries and
+	// events.
 	StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
@@ -380,15 +383,32 @@ func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 }
 
 func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
+	var check *OutboxRows // its epoch
+	if out != nil && out.EpochKey != "" {
+		check = out
+	}
 	if out != nil && len(out.Data) == 0 {
 		out = nil
 	}
 	if s.d.name == "postgres" && len(ms) <= maxRowsPerInsert && len(hooks) <= maxRowsPerInsert &&
 		(out == nil || len(out.Data) <= maxRowsPerInsert) {
-		return s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks, out)
+		err := s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks, out, check)
+		if errors.Is(err, ErrNotFound) && check != nil { // the lobby is gone, or the epoch moved
+			if e, eerr := s.SharedEpoch(ctx, check.EpochKey); eerr == nil && e != check.Epoch {
+				return ErrEpochMoved
+			}
+		}
+		return err
 	}
 	return s.WithTx(ctx, func(st Store) error {
 		tx := st.(*DB)
+		if check != nil {
+			if e, err := tx.SharedEpoch(ctx, check.EpochKey); err != nil {
+				return err
+			} else if e != check.Epoch {
+				return ErrEpochMoved
+			}
+		}
 		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
 			return err
 		}
@@ -423,11 +443,17 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 // smallest to out.Data[0], and so on. So the ids grow in out.Data's order by construction, not
 // by the order in which PostgreSQL happens to evaluate the sequence, which it does not promise;
 // sorted, they are out.Data's ids in order.
-func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
+func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out, check *OutboxRows) error {
 	var q strings.Builder
-	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
-	q.WriteString(`WITH t AS (UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=? RETURNING id)`)
+	args := make([]any, 0, 5+11*len(ms)+10*len(hooks)+2)
+	q.WriteString(`WITH t AS (UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=?`)
 	args = append(args, ts(lastActivity), ts(expires), id)
+	if check != nil { // SharedEpoch's sum, in this statement's snapshot
+		q.WriteString(` AND (SELECT n FROM cache_epoch WHERE id = 1) +
+			COALESCE((SELECT last_id FROM order_locks WHERE key = ?::TEXT), 0) = ?::BIGINT`)
+		args = append(args, check.EpochKey, int64(check.Epoch))
+	}
+	q.WriteString(` RETURNING id)`)
 	if len(ms) > 0 {
 		q.WriteString(`, m AS (INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) SELECT * FROM (VALUES `)
 		for i, m := range ms {

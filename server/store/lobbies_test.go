@@ -256,3 +256,49 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	_, err = s.GetWebhook(ctx, 301)
 	require.ErrorIs(t, err, ErrNotFound, "a webhook of a lobby that is gone was stored")
 }
+
+// StoreLobbyMessages with an epoch check stores while the shared epoch is the one given, and
+// nothing once it moved.
+func TestStoreLobbyMessagesEpochCheck(t *testing.T) { forEachStore(t, testStoreLobbyMessagesEpochCheck) }
+
+func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	message := func(id uint64) []*LobbyMessage {
+		return []*LobbyMessage{{ID: id, LobbyID: 100, AppID: 1, AuthorID: 7, Content: "a", CreatedAt: now}}
+	}
+	epoch, err := s.SharedEpoch(ctx, "lobbies")
+	require.NoError(t, err)
+	for _, events := range [][][]byte{{[]byte(`{"m":200}`)}, nil} { // with events, and none to stage
+		out := &OutboxRows{Key: "lobby:100", Data: events, At: now, EpochKey: "lobbies", Epoch: epoch}
+		id := uint64(200 + len(events))
+		require.NoError(t, s.StoreLobbyMessages(ctx, 100, now, now.Add(time.Minute), message(id), nil, out))
+		_, err = s.GetLobbyMessage(ctx, 100, id)
+		require.NoError(t, err, "stored under the epoch it was read at (events %d)", len(events))
+	}
+	// A user changes: the epoch moves.
+	u := &User{ID: 7, Username: "u7", CreatedAt: now}
+	require.NoError(t, s.CreateUser(ctx, u))
+	u.GlobalName = "Seven"
+	require.NoError(t, s.UpdateUser(ctx, u))
+	moved, err := s.SharedEpoch(ctx, "lobbies")
+	require.NoError(t, err)
+	require.NotEqual(t, epoch, moved)
+	for _, events := range [][][]byte{{[]byte(`{"m":300}`)}, nil} {
+		out := &OutboxRows{Key: "lobby:100", Data: events, At: now, EpochKey: "lobbies", Epoch: epoch}
+		id := uint64(300 + len(events))
+		err := s.StoreLobbyMessages(ctx, 100, now, now.Add(time.Minute), message(id), nil, out)
+		require.ErrorIs(t, err, ErrEpochMoved, "events %d", len(events))
+		_, err = s.GetLobbyMessage(ctx, 100, id)
+		require.ErrorIs(t, err, ErrNotFound, "stored after the epoch moved (events %d)", len(events))
+	}
+	staged, err := s.ListOutbox(ctx, "lobby:100")
+	require.NoError(t, err)
+	require.Len(t, staged, 1, "only the event stored under its epoch")
+	// A lobby that is gone is still ErrNotFound under an epoch that did not move.
+	err = s.StoreLobbyMessages(ctx, 999, now, now, message(400), nil,
+		&OutboxRows{Key: "lobby:999", Data: [][]byte{[]byte(`{}`)}, At: now, EpochKey: "lobbies", Epoch: moved})
+	require.ErrorIs(t, err, ErrNotFound)
+}

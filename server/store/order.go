@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -115,11 +117,26 @@ func (s *DB) pgOrderLock(ctx context.Context, key string) (*pgLock, error) {
 	return l, nil
 }
 
-// take sends BEGIN, the lock and the outbox's read, and reads their answers.
+// pgLockFence waits, in a savepoint the lock's transaction then rolls back (which releases the
+// row lock it took), for the writes to a lobby's row in flight: a lobby message's commit updates
+// its lobby's row, outside the lock's transaction.
+const pgLockFence = `SELECT 1 FROM lobbies WHERE id = $1 FOR NO KEY UPDATE`
+
+// take sends BEGIN, the lock and the outbox's read, and reads their answers. The lock of a lobby
+// (key "lobby:<id>") first waits for its messages' commits in flight: a holder killed while its
+// commit ran frees the lock with its connection at once, while the commit may still be stored,
+// after the next holder read the outbox, and its message would be published after the next
+// holder's (later relayed, it reaches no SDK, which drops a message older than the last). A
+// commit whose statement had not begun when its node died is not waited for.
 func (l *pgLock) take(ctx context.Context, c *pgx.Conn, key string) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	b.Queue(pgLockRow, key).QueryRow(func(row pgx.Row) error { return row.Scan(&l.floor) })
+	if id, err := strconv.ParseInt(strings.TrimPrefix(key, "lobby:"), 10, 64); err == nil && strings.HasPrefix(key, "lobby:") {
+		b.Queue("SAVEPOINT fence")
+		b.Queue(pgLockFence, id)
+		b.Queue("ROLLBACK TO SAVEPOINT fence")
+	}
 	b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var e OutboxEvent

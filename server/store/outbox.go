@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,12 +22,22 @@ type OutboxEvent struct {
 
 // OutboxRows are events to store in the outbox with a change (LobbyStore.StoreLobbyMessages):
 // each of Data under Key, made at At. IDs is set to their ids, in Data's order, once stored.
+//
+// With an EpochKey, the change is made only while SharedEpoch(EpochKey) is still Epoch, read in
+// the change's statement: else nothing is stored and the error is ErrEpochMoved. A node that
+// kept what the change depends on under that epoch so checks it without a read of its own.
 type OutboxRows struct {
 	Key  string
 	Data [][]byte
 	At   time.Time
 	IDs  []uint64
+
+	EpochKey string
+	Epoch    uint64
 }
+
+// ErrEpochMoved is the error of a change whose epoch check (OutboxRows.EpochKey) failed.
+var ErrEpochMoved = errors.New("store: the shared epoch moved")
 
 // OutboxStore keeps the outbox.
 type OutboxStore interface {
