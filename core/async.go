@@ -10,61 +10,17 @@ import (
 	"sdkpp/core/rest"
 )
 
-// start runs fn on a goroutine owned by c: Close cancels fn's context and waits for it to return.
-// It reports false, without running fn, once c is closed.
-//
-// fn goes to one of c's idle workers when one waits, else to a new one. A worker keeps its
-// goroutine, and the stack that goroutine has grown, for the next operation (at most
-// maxIdleWorkers wait): a new goroutine starts on the smallest stack, and an operation (a request
-// encoded and written to the connection) grows it several times before its first write, copying
-// it each time.
+// start runs fn on a goroutine owned by c (one of its workers, package workers): Close cancels
+// fn's context and waits for it to return. It reports false, without running fn, once c is
+// closed.
 func (c *Client) start(fn func(ctx context.Context)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return false
 	}
-	select {
-	case c.jobs <- fn: // an idle worker took it
-		return true
-	default:
-	}
-	c.wg.Add(1)
-	go c.work(fn)
+	c.workers.Go(fn)
 	return true
-}
-
-// maxIdleWorkers is how many of a Client's workers wait for operations between them.
-const maxIdleWorkers = 4
-
-// work runs fn, then the operations handed to it while it waits among the idle workers, until
-// there are enough of those or c closes.
-func (c *Client) work(fn func(ctx context.Context)) {
-	defer c.wg.Done()
-	for {
-		c.run(fn)
-		if c.idleWorkers.Add(1) > maxIdleWorkers {
-			c.idleWorkers.Add(-1)
-			return
-		}
-		select {
-		case fn = <-c.jobs:
-			c.idleWorkers.Add(-1)
-		case <-c.ctx.Done():
-			c.idleWorkers.Add(-1)
-			return
-		}
-	}
-}
-
-// run runs one operation; a panic in it is logged, and the worker goes on.
-func (c *Client) run(fn func(ctx context.Context)) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.logf(LoggingSeverityError, "internal error in an SDK operation: %v", v)
-		}
-	}()
-	fn(c.ctx)
 }
 
 // The results of the Client's one-shots (core/records): resultOf turns an operation's error into

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"sdkpp/core/internal/workers"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,8 +28,8 @@ func goroutineID(t *testing.T) int {
 // untilIdle waits until c has n idle workers.
 func untilIdle(t *testing.T, c *Client, n int32) {
 	t.Helper()
-	require.Eventually(t, func() bool { return c.idleWorkers.Load() == n }, 10*time.Second, time.Millisecond,
-		"idle workers: %d, want %d", c.idleWorkers.Load(), n)
+	require.Eventually(t, func() bool { return c.workers.Idle() == n }, 10*time.Second, time.Millisecond,
+		"idle workers: %d, want %d", c.workers.Idle(), n)
 }
 
 // An operation started while a worker is idle runs on that worker's goroutine.
@@ -43,11 +45,11 @@ func TestStartReusesAnIdleWorker(t *testing.T) {
 	untilIdle(t, c, 1)
 }
 
-// Operations that run together each get a goroutine; once they are done, maxIdleWorkers of
+// Operations that run together each get a goroutine; once they are done, workers.MaxIdle of
 // them wait, and Close stops those (it returns only once every worker has).
 func TestStartRunsConcurrentOperationsAndCloseStopsWorkers(t *testing.T) {
 	c := NewClient()
-	const ops = 3 * maxIdleWorkers
+	const ops = 3 * workers.MaxIdle
 	release := make(chan struct{})
 	started := make(chan int, ops)
 	for range ops {
@@ -62,9 +64,9 @@ func TestStartRunsConcurrentOperationsAndCloseStopsWorkers(t *testing.T) {
 	}
 	assert.Len(t, ids, ops, "operations in progress shared a goroutine")
 	close(release)
-	untilIdle(t, c, maxIdleWorkers)
+	untilIdle(t, c, workers.MaxIdle)
 	c.Close()
-	assert.Zero(t, c.idleWorkers.Load(), "idle workers after Close")
+	assert.Zero(t, c.workers.Idle(), "idle workers after Close")
 	assert.False(t, c.start(func(context.Context) { t.Error("an operation ran after Close") }), "start after Close")
 }
 

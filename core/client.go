@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"sdkpp/core/callbacks"
+	"sdkpp/core/internal/workers"
 	"sdkpp/core/logs"
 	"sdkpp/core/messages"
 	"sdkpp/core/records"
@@ -117,13 +118,10 @@ type Client struct {
 	status      atomic.Int32
 	api         *rest.Client
 
-	// ctx is cancelled by Close; every goroutine of the client runs under it and is counted in wg.
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// jobs hands operations to the idle workers (start), idleWorkers counts them.
-	jobs        chan func(ctx context.Context)
-	idleWorkers atomic.Int32
+	// ctx is cancelled by Close; every operation of the client runs under it, on its workers.
+	ctx     context.Context
+	cancel  context.CancelFunc
+	workers *workers.Pool
 
 	// mu guards the client's life (closed), its token, its gateway connection and its link to the
 	// desktop client. Each capability below owns its state behind a lock of its own (a leaf:
@@ -163,7 +161,9 @@ func NewClientWithBases(apiBase, webBase string) *Client {
 func NewClientWithOptions(o *ClientCreateOptions) *Client {
 	c := &Client{options: o.Clone()}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.jobs = make(chan func(ctx context.Context))
+	c.workers = workers.New(c.ctx, func(v any) {
+		c.logf(LoggingSeverityError, "internal error in an SDK operation: %v", v)
+	})
 	c.scope = queue.NewScope(nil)
 	c.httpTimeout.Store(DefaultHTTPTimeout.Milliseconds())
 	c.status.Store(int32(ClientStatusDisconnected))
@@ -205,7 +205,7 @@ func (c *Client) Close() {
 		c.stopCalls()
 		c.rpc.Close()
 		c.stopConnection()
-		c.wg.Wait()
+		c.workers.Wait()
 		c.api.HTTP.CloseIdleConnections()
 		c.auth.tokens.Stop()
 		c.log.Close()
