@@ -81,13 +81,7 @@ func TestAcceptedAnswersOutliveTheConnection(t *testing.T) {
 	ready := a.identify("user-1")
 	a.send(gwire.OpRequest, gwire.Request{Nonce: "w", Method: "POST", Path: "/wait"})
 	<-acc.accepted
-	a.drop()
-	acc.release <- struct{}{}
-	e.waitOffline(1)
-	b := e.dial()
-	b.resume("user-1", ready.SessionID, 1)
-	assert.Equal(t, 200, b.result("w", 2).Status, "replayed result")
-	b.expectDispatch(gwire.EventResumed, 3)
+	answeredAfterResume(e, a, ready, "w", func() { acc.release <- struct{}{} })
 }
 
 // The connection accepts the next requests while the first one's answer waits in its commit

@@ -128,12 +128,20 @@ func TestRequestAnswerReplayedOnResume(t *testing.T) {
 	ready := a.identify("user-1")
 	a.send(gwire.OpRequest, gwire.Request{Nonce: "slow", Method: "POST", Path: "/slow", Body: json.RawMessage(`{}`)})
 	<-api.entered // the request is being served (by the connection's reader, which waits for it)
+	answeredAfterResume(e, a, ready, "slow", func() { close(api.release) })
+}
+
+// answeredAfterResume drops a, whose request nonce is being served, lets answer it once a has
+// gone, and checks that the session resumed on a new connection gets the answer replayed (the
+// session's sequence 2, its only event after READY) before RESUMED.
+func answeredAfterResume(e *env, a *client, ready gwire.Ready, nonce string, answer func()) {
+	e.t.Helper()
 	a.drop()
-	close(api.release) // answered after the client has gone
+	answer()
 	e.waitOffline(1)
 	b := e.dial()
 	b.resume("user-1", ready.SessionID, 1)
-	assert.Equal(t, 200, b.result("slow", 2).Status, "replayed result")
+	assert.Equal(e.t, 200, b.result(nonce, 2).Status, "replayed result")
 	b.expectDispatch(gwire.EventResumed, 3)
 }
 
