@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/lobbies"
 	"sdkpp/core/messages"
 	"sdkpp/core/users"
@@ -43,13 +44,22 @@ func (c *Client) LeaveLobby(lobbyId uint64, cb Callback[ClientLeaveLobbyCallback
 // SendLobbyMessageWithMetadata is SendLobbyMessage with sender metadata, over the gateway when
 // connected (tunnel.go); its nonce makes a repeat over HTTP safe.
 func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, metadata map[string]string, cb Callback[ClientSendUserMessageCallback]) {
-	authCall1(c, "SendLobbyMessage", nil, cb, func(ctx context.Context, auth string) (uint64, error) {
-		var m wire.LobbyMessage
-		if err := c.doIdempotent(ctx, lobbies.SendMessage(auth, lobbyId, content, metadata), &m); err != nil {
-			return 0, err
+	once := resultOnce1(c, cb)
+	auth := c.authHeader()
+	if auth == "" {
+		once.Fire(func() { cb.Fn(resultOf(sdkerr.ErrNotReady), 0) })
+		return
+	}
+	m := new(wire.LobbyMessage)
+	c.idempotentCall(lobbies.SendMessage(auth, lobbyId, content, metadata), m, func(err error) {
+		var id uint64
+		if err != nil {
+			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
+		} else {
+			c.storeMessage(messages.FromLobby(m), users.Of(&m.Author))
+			id = uint64(m.ID)
 		}
-		c.storeMessage(messages.FromLobby(&m), users.Of(&m.Author))
-		return uint64(m.ID), nil
+		once.Fire(func() { cb.Fn(resultOf(err), id) })
 	})
 }
 

@@ -44,7 +44,7 @@ type Sender interface {
 type Tunnel struct {
 	enabled atomic.Bool // the service named gwire.FeatureRequests in the last READY
 	mu      sync.Mutex
-	pending map[string]chan answer // by nonce
+	pending map[string]*Call // the calls written and not answered, by nonce
 }
 
 // Enable records whether the service of the current session takes requests over the gateway.
@@ -64,51 +64,51 @@ func NewNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (t *Tunnel) wait(nonce string) chan answer {
-	ch := make(chan answer, 1)
+// register records c as written and waiting for its answer.
+func (t *Tunnel) register(c *Call) {
 	t.mu.Lock()
 	if t.pending == nil {
-		t.pending = make(map[string]chan answer)
+		t.pending = make(map[string]*Call)
 	}
-	t.pending[nonce] = ch
+	t.pending[c.nonce] = c
 	t.mu.Unlock()
-	return ch
 }
 
-func (t *Tunnel) forget(nonce string) {
+// take removes the call of nonce from those waiting and returns it; nil when it is not there
+// (answered, lost or given up already). Whoever takes a call delivers its outcome: it is taken
+// once.
+func (t *Tunnel) take(nonce string) *Call {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.pending[nonce]
 	delete(t.pending, nonce)
-	t.mu.Unlock()
+	return c
 }
 
-// Answer delivers an SDKPP_REQUEST_RESULT dispatch to its caller; an unknown nonce (a caller that
-// gave up) is dropped.
+// Answer delivers an SDKPP_REQUEST_RESULT dispatch to its call (on the calling goroutine: see
+// Call.Then); an unknown nonce (a call that gave up) is dropped.
 func (t *Tunnel) Answer(data json.RawMessage) {
 	var r struct {
 		Nonce  string          `json:"nonce"`
 		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"`
+		Body   json.RawMessage `json:"body"` // a copy: data is the connection's read buffer
 	}
 	if json.Unmarshal(data, &r) != nil || r.Nonce == "" {
 		return
 	}
-	t.mu.Lock()
-	ch := t.pending[r.Nonce]
-	delete(t.pending, r.Nonce)
-	t.mu.Unlock()
-	if ch != nil {
-		ch <- answer{status: r.Status, body: r.Body}
+	if c := t.take(r.Nonce); c != nil {
+		c.deliver(answer{status: r.Status, body: r.Body})
 	}
 }
 
-// Lost tells every waiting caller that its answer may not come (the connection broke).
+// Lost tells every waiting call that its answer may not come (the connection broke).
 func (t *Tunnel) Lost() {
 	t.mu.Lock()
 	pending := t.pending
 	t.pending = nil
 	t.mu.Unlock()
-	for _, ch := range pending {
-		ch <- answer{lost: true}
+	for _, c := range pending {
+		c.deliver(answer{lost: true})
 	}
 }
 
@@ -175,37 +175,117 @@ func plain(s string) bool {
 
 // Do sends req over gw (nil when there is no connection) and waits, on clk, for its answer, which
 // out receives as JSON. It fails with ErrLost when the request was not sent or may or may not
-// have run; with a *rest.Error when the service answered with an error.
+// have run (the connection broke, the answer was late, or ctx ended first); with a *rest.Error
+// when the service answered with an error.
 func (t *Tunnel) Do(ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any) error {
+	c := t.Send(ctx, gw, req)
+	done := make(chan error, 1)
+	c.Then(clk, out, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		if c.giveUp() {
+			c.mu.Lock()
+			c.timer.Stop() // Then set it: the call was sent, or done would have had its outcome
+			c.mu.Unlock()
+			return ErrLost
+		}
+		return <-done // its outcome is being delivered
+	}
+}
+
+// Call is a request Send wrote over the gateway, or failed to; Then takes its outcome.
+type Call struct {
+	t     *Tunnel
+	nonce string
+	err   error // why it was not sent; nil when it was
+
+	mu    sync.Mutex
+	got   *answer      // its answer, when it came before Then
+	then  func(answer) // what Then made of its done
+	timer clock.Timer  // Wait after Then, unless answered
+}
+
+// Send encodes req and writes it over gw on the calling goroutine, and returns the call whose
+// outcome Then takes. The request is on its way when Send returns: no hand-off to another
+// goroutine delays it, and no goroutine need wait for its answer. Send blocks only as long as
+// the write (SendRaw) does.
+func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 	body, err := encodeBody(req.JSON)
 	if err != nil {
-		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
 	if gw == nil || req.Form != nil || !t.enabled.Load() {
-		return ErrLost // not sent: HTTP is the way
+		return &Call{err: ErrLost} // not sent: HTTP is the way
 	}
-	nonce := NewNonce()
-	d, err := requestData(nonce, req.Method, req.Path, body)
+	c := &Call{t: t, nonce: NewNonce()}
+	d, err := requestData(c.nonce, req.Method, req.Path, body)
 	if err != nil {
-		return &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}
+		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
-	ch := t.wait(nonce)
+	// Registered before the write: the answer may come before SendRaw returns.
+	t.register(c)
 	if err := gw.SendRaw(ctx, gwire.OpRequest, d); err != nil { // not Ready, or the write failed: perhaps sent
-		t.forget(nonce)
-		return ErrLost
+		t.take(c.nonce)
+		return &Call{err: ErrLost}
 	}
-	timer := clk.NewTimer(Wait)
-	defer timer.Stop()
-	var a answer
-	select {
-	case a = <-ch:
-	case <-timer.C():
-		t.forget(nonce)
-		return ErrLost
-	case <-ctx.Done():
-		t.forget(nonce)
-		return ErrLost
+	return c
+}
+
+// Sent reports whether the request was written (its answer may come).
+func (c *Call) Sent() bool { return c.err == nil }
+
+// Then calls done once with the call's outcome, out having received its answer's JSON: with
+// ErrLost when the request was not sent, when the connection broke before its answer (Lost), or
+// when no answer came within Wait on clk; with a *rest.Error when the service answered with an
+// error. done runs on the goroutine that delivers the outcome: at once on the caller's when it
+// is already known, else on the one calling Answer or Lost (the gateway client's, whose handlers
+// must not block), or on the timer's. Call Then once.
+func (c *Call) Then(clk clock.Clock, out any, done func(error)) {
+	if c.err != nil {
+		done(c.err)
+		return
 	}
+	c.mu.Lock()
+	if c.got != nil { // answered already
+		a := *c.got
+		c.mu.Unlock()
+		done(outcome(a, out))
+		return
+	}
+	c.then = func(a answer) {
+		c.timer.Stop() // set before then can run: both under mu
+		done(outcome(a, out))
+	}
+	c.timer = clk.AfterFunc(Wait, func() {
+		if c.giveUp() {
+			c.deliver(answer{lost: true})
+		}
+	})
+	c.mu.Unlock()
+}
+
+// giveUp takes the call from those waiting, so that no answer is delivered to it any more, and
+// reports whether it was still waiting.
+func (c *Call) giveUp() bool { return c.t.take(c.nonce) != nil }
+
+// deliver hands the call's answer to Then's done, or keeps it for Then when Then has not been
+// called yet. Only the one who took the call (Tunnel.take) delivers it.
+func (c *Call) deliver(a answer) {
+	c.mu.Lock()
+	then := c.then
+	if then == nil {
+		c.got = &a
+	}
+	c.mu.Unlock()
+	if then != nil {
+		then(a)
+	}
+}
+
+// outcome is the error an answer gives, out having received its JSON body.
+func outcome(a answer, out any) error {
 	switch {
 	case a.lost:
 		return ErrLost

@@ -177,3 +177,97 @@ func TestEncodeBody(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, got, "no body")
 }
+
+// Send writes the request before it returns, on the caller's goroutine, and Then delivers the
+// outcome exactly once on the goroutine that learns it: at once when the answer came before Then,
+// inside Answer, Lost or the timer otherwise; a second answer, a loss after the answer or the
+// timer after the answer change nothing.
+func TestSendThen(t *testing.T) {
+	type out struct {
+		ID string `json:"id"`
+	}
+	req := rest.Request{Method: "POST", Path: "/lobbies/1/messages", JSON: map[string]string{"content": "hi"}}
+	for _, tc := range []struct {
+		name   string
+		before func(tn *Tunnel, nonce string) // between Send and Then
+		after  func(tn *Tunnel, clk *clock.Fake, nonce string)
+		want   error // nil: answered with id 7
+	}{
+		{name: "answered before Then", before: func(tn *Tunnel, n string) { tn.Answer(result(n, 200, `{"id":"7"}`)) }},
+		{name: "answered after Then", after: func(tn *Tunnel, _ *clock.Fake, n string) { tn.Answer(result(n, 200, `{"id":"7"}`)) }},
+		{name: "lost before Then", before: func(tn *Tunnel, _ string) { tn.Lost() }, want: ErrLost},
+		{name: "lost after Then", after: func(tn *Tunnel, _ *clock.Fake, _ string) { tn.Lost() }, want: ErrLost},
+		{name: "late", after: func(_ *Tunnel, clk *clock.Fake, _ string) { clk.Advance(Wait) }, want: ErrLost},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tn Tunnel
+			tn.Enable(true)
+			clk := clock.NewFake(time.Unix(0, 0))
+			s := &sender{}
+			c := tn.Send(context.Background(), s, req)
+			require.True(t, c.Sent())
+			require.Len(t, s.sent, 1, "written before Send returns")
+			var r struct{ Nonce string }
+			require.NoError(t, json.Unmarshal(s.sent[0], &r))
+			if tc.before != nil {
+				tc.before(&tn, r.Nonce)
+			}
+			var got out
+			var outcomes []error
+			c.Then(clk, &got, func(err error) { outcomes = append(outcomes, err) })
+			if tc.after != nil {
+				tc.after(&tn, clk, r.Nonce)
+			}
+			require.Len(t, outcomes, 1, "the outcome is delivered by the time the event that gives it returns")
+			if tc.want != nil {
+				assert.ErrorIs(t, outcomes[0], tc.want)
+			} else {
+				require.NoError(t, outcomes[0])
+				assert.Equal(t, "7", got.ID)
+			}
+			// Nothing more reaches done: another answer, a loss, the timer.
+			tn.Answer(result(r.Nonce, 200, `{"id":"8"}`))
+			tn.Lost()
+			clk.Advance(2 * Wait)
+			assert.Len(t, outcomes, 1)
+			tn.mu.Lock()
+			assert.Empty(t, tn.pending)
+			tn.mu.Unlock()
+		})
+	}
+}
+
+// A call that was not written gets its outcome at once, on the caller's goroutine, and arms no
+// timer.
+func TestThenNotSent(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	clk := clock.NewFake(time.Unix(0, 0))
+	c := tn.Send(context.Background(), &sender{fail: errors.New("not ready")}, rest.Request{Method: "POST", Path: "/x"})
+	assert.False(t, c.Sent())
+	var outcomes []error
+	c.Then(clk, nil, func(err error) { outcomes = append(outcomes, err) })
+	require.Len(t, outcomes, 1)
+	assert.ErrorIs(t, outcomes[0], ErrLost)
+	assert.Zero(t, clk.Pending(), "no timer")
+	assert.Empty(t, tn.pending)
+}
+
+// Do gives up when its context ends: ErrLost, nothing left registered, its timer stopped, and an
+// answer that comes after is dropped.
+func TestDoContextEnds(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	clk := clock.NewFake(time.Unix(0, 0))
+	s := &sender{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tn.Do(ctx, s, clk, rest.Request{Method: "POST", Path: "/x"}, nil) }()
+	n := s.nonce(t)
+	require.NoError(t, clk.WaitArmed(context.Background(), 1))
+	cancel()
+	assert.ErrorIs(t, <-done, ErrLost)
+	tn.Answer(result(n, 200, `{}`))
+	assert.Zero(t, clk.Pending(), "the timer was stopped")
+	assert.Empty(t, tn.pending)
+}
