@@ -115,8 +115,7 @@ type Client struct {
 	seq       int64
 	conn      *websocket.Conn
 	writeMu   sync.Mutex
-	// The current connection's write context and its timer, guarded by writeMu (writeRaw).
-	writeCtx   context.Context
+	// The current connection's write timer, guarded by writeMu (writeRaw).
 	writeTimer *time.Timer
 	renewing   atomic.Bool // Renew closed the connection: reconnect at once, without an error
 }
@@ -252,10 +251,11 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any)
 // write that has begun ends early only with the connection (its session, or Config.WriteTimeout).
 //
 // The timeout is one timer per connection (session sets it up), reset for each write, which
-// cancels the connection's write context when it fires (the library then closes the connection,
-// as it does when a write's context ends): a context with its own deadline for each write cost
-// the send of a lobby message several microseconds (a timer, and two contexts registered with
-// each other) on the way to the socket.
+// closes the connection when it fires, as the library does when a write's context ends: a
+// context with its own deadline for each write cost the send of a lobby message several
+// microseconds (a timer, and two contexts registered with each other) on the way to the socket.
+// The write itself gets a context that never ends, for which the library registers nothing; the
+// session's end closes the connection too (session), which ends a write in progress.
 func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw []byte) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
@@ -270,7 +270,7 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw
 	}
 	c.writeTimer.Reset(c.cfg.WriteTimeout)
 	defer c.writeTimer.Stop()
-	return conn.Write(c.writeCtx, websocket.MessageText, b)
+	return conn.Write(context.Background(), websocket.MessageText, b)
 }
 
 // errInvalidated is an Invalid Session that cannot be resumed: identify anew.
@@ -350,12 +350,10 @@ func (c *Client) session() (established bool, err error) {
 		return false, err
 	}
 	conn.SetReadLimit(c.cfg.MaxMessage)
-	writeCtx, stopWrites := context.WithCancel(ctx)
 	c.writeMu.Lock()
-	c.writeCtx, c.writeTimer = writeCtx, time.AfterFunc(c.cfg.WriteTimeout, stopWrites)
+	c.writeTimer = time.AfterFunc(c.cfg.WriteTimeout, func() { conn.CloseNow() })
 	c.writeTimer.Stop() // until a write starts
 	c.writeMu.Unlock()
-	defer stopWrites()
 	c.mu.Lock()
 	c.conn = conn
 	c.mu.Unlock()
