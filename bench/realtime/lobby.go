@@ -506,7 +506,10 @@ func (f *sdkppFanout) sender(w int) (func(content string) error, error) {
 }
 
 // redisRound returns a round that publishes one payload of size bytes and times it from the
-// PUBLISH until the subscriber has read it; done closes the connections.
+// PUBLISH until the subscriber has read it; the publisher reads PUBLISH's reply after, untimed,
+// as sdkppRound waits for the sender's answer after its clock stops (redis-server writes the
+// message and the reply in the same turn of its loop, so that reading the reply first timed a
+// read the subscriber does not wait for). done closes the connections.
 func redisRound(r *redisServer, size int) (rd round, done func() error, err error) {
 	pub, err := dialRedis(r.addr)
 	if err != nil {
@@ -525,17 +528,22 @@ func redisRound(r *redisServer, size int) (rd round, done func() error, err erro
 	rd = func(i int) (time.Duration, error) {
 		payload := padded("latency "+strconv.Itoa(i), size)
 		start := time.Now()
-		if _, err := pub.do("PUBLISH", "lobby", payload); err != nil {
+		pub.send("PUBLISH", "lobby", payload)
+		if err := pub.flush(); err != nil {
 			return 0, err
 		}
 		m, err := sub.message()
+		took := time.Since(start)
 		if err != nil {
 			return 0, err
 		}
 		if string(m) != payload {
 			return 0, fmt.Errorf("redis: received another payload")
 		}
-		return time.Since(start), nil
+		if _, err := pub.reply(); err != nil {
+			return 0, err
+		}
+		return took, nil
 	}
 	return rd, done, nil
 }
