@@ -52,14 +52,13 @@ func (c *Client) SendLobbyMessageWithMetadata(lobbyId uint64, content string, me
 	}
 	m := new(wire.LobbyMessage)
 	c.idempotentCall(lobbies.SendMessage(auth, lobbyId, content, metadata), m, func(err error) {
-		var id uint64
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "SendLobbyMessage failed: %v", err)
+			*m = wire.LobbyMessage{}
 		} else {
 			c.storeMessage(messages.FromLobby(m), users.Of(&m.Author))
-			id = uint64(m.ID)
 		}
-		once.Fire(func() { cb.Fn(resultOf(err), id) })
+		once.Fire(func() { cb.Fn(resultOf(err), uint64(m.ID)) })
 	})
 }
 

@@ -8,15 +8,9 @@ import (
 	"sdkpp/core/tunnel"
 )
 
-// idempotentCall sends an API request over the gateway when the connection is Ready
-// (core/tunnel), written on the calling thread, and calls done once with its outcome, out having
-// received its JSON answer: on the gateway client's goroutine, which reads the answer (no
-// goroutine waits for it). When the request was not written, or its answer was lost or late, it
-// goes over HTTP on a worker, and done runs there: req must be idempotent (a nonce the service
-// enforces).
-//
-// A lone lobby message so leaves without waiting for a worker to be woken, and its answer is
-// taken without waking one.
+// idempotentCall writes req over the Ready gateway (core/tunnel) on the calling thread, and calls
+// done with its outcome (out holds the answer) on the goroutine reading the answer: no worker is
+// woken. Not written, lost or late, req goes over HTTP on a worker: it must be idempotent.
 func (c *Client) idempotentCall(req rest.Request, out any, done func(error)) {
 	var gw tunnel.Sender
 	if g := c.gateway(); g != nil {
