@@ -8,15 +8,16 @@ import (
 	"sdkpp/core/tunnel"
 )
 
-// idempotentCall writes req over the Ready gateway (core/tunnel) on the calling thread, and calls
-// done with its outcome (out holds the answer) on the goroutine reading the answer: no worker is
-// woken. Not written, lost or late, req goes over HTTP on a worker: it must be idempotent.
+// idempotentCall writes req over the Ready gateway on the calling thread (on a worker while many
+// wait: tunnel.SendThen), and calls done with its outcome (out holds the answer) on the goroutine
+// reading the answer. Not written, lost or late, req goes over HTTP on a worker: it is idempotent.
 func (c *Client) idempotentCall(req rest.Request, out any, done func(error)) {
 	var gw tunnel.Sender
 	if g := c.gateway(); g != nil {
 		gw = g
 	}
-	c.tunnel.Send(c.ctx, gw, req).Then(c.clock, out, func(err error) {
+	handOff := func(f func()) { c.start(func(context.Context) { f() }) }
+	c.tunnel.SendThen(handOff, c.ctx, gw, c.clock, req, out, func(err error) {
 		if err == nil || !errors.Is(err, tunnel.ErrLost) {
 			done(err)
 			return

@@ -233,6 +233,31 @@ func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 	return c
 }
 
+// MaxInline is how many requests may wait for their answers while SendThen still writes on its
+// caller's goroutine. The service stops reading a connection's requests while 64 of them wait
+// for their answers (a stalled store), and a write the connection does not take then blocks
+// until it does or the connection's write timeout closes it.
+const MaxInline = 32
+
+// Busy reports whether MaxInline requests wait for their answers.
+func (t *Tunnel) Busy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending) >= MaxInline
+}
+
+// SendThen is Send then Then, on the calling goroutine unless the tunnel is Busy: then on the
+// goroutine handOff starts with them, so that a caller that must not block (the game's thread)
+// does not wait for a connection the service has stopped reading.
+func (t *Tunnel) SendThen(handOff func(func()), ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any, done func(error)) {
+	send := func() { t.Send(ctx, gw, req).Then(clk, out, done) }
+	if t.Busy() {
+		handOff(send)
+		return
+	}
+	send()
+}
+
 // Sent reports whether the request was written (its answer may come).
 func (c *Call) Sent() bool { return c.err == nil }
 

@@ -271,3 +271,35 @@ func TestDoContextEnds(t *testing.T) {
 	assert.Zero(t, clk.Pending(), "the timer was stopped")
 	assert.Empty(t, tn.pending)
 }
+
+// SendThen writes on its caller's goroutine until MaxInline requests wait for their answers;
+// past that it hands the send to handOff, and writes inline again once answers came.
+func TestSendThenHandsOffWhenBusy(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	clk := clock.NewFake(time.Unix(0, 0))
+	s := &sender{}
+	req := rest.Request{Method: "POST", Path: "/x"}
+	var handed []func()
+	handOff := func(f func()) { handed = append(handed, f) }
+	for i := range MaxInline {
+		tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(error) {})
+		require.Len(t, s.sent, i+1, "written inline")
+	}
+	assert.True(t, tn.Busy())
+	var outcomes []error
+	tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(err error) { outcomes = append(outcomes, err) })
+	require.Len(t, handed, 1, "handed off while busy")
+	assert.Len(t, s.sent, MaxInline, "not written by the caller")
+	handed[0]()
+	require.Len(t, s.sent, MaxInline+1, "written by the goroutine handed the send")
+	var r struct{ Nonce string }
+	require.NoError(t, json.Unmarshal(s.sent[MaxInline], &r))
+	tn.Answer(result(r.Nonce, 204, `null`))
+	require.Equal(t, []error{nil}, outcomes, "answered")
+	tn.Lost()
+	assert.False(t, tn.Busy())
+	tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(error) {})
+	assert.Len(t, handed, 1, "inline again")
+	assert.Len(t, s.sent, MaxInline+2)
+}
