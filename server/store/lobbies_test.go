@@ -271,7 +271,9 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 
 // StoreLobbyMessages with an epoch check stores while the shared epoch is the one given, and
 // nothing once it moved.
-func TestStoreLobbyMessagesEpochCheck(t *testing.T) { forEachStore(t, testStoreLobbyMessagesEpochCheck) }
+func TestStoreLobbyMessagesEpochCheck(t *testing.T) {
+	forEachStore(t, testStoreLobbyMessagesEpochCheck)
+}
 
 func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	ctx := context.Background()
