@@ -121,6 +121,8 @@ type Config struct {
 	// its answer, which may wait (for a commit); false leaves it to Requests. A connection reads on
 	// while the next request has arrived and takes the answers of those accepted afterwards.
 	Accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (answer func() (int, []byte), ok bool)
+	// Accepted, when set, runs before the answers of requests accepted together are taken.
+	Accepted func()
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who may use the intents of a gwire.Identify, or
