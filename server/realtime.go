@@ -90,6 +90,7 @@ func (s *Server) newHub() *gateway.Hub {
 		OnConnection:      s.memberConnection,
 		Requests:          s.gatewayRequests(),
 		Accept:            s.gatewayAccept(),
+		Accepted:          s.lobbies.DeliverAccepted,
 		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,

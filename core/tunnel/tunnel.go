@@ -17,12 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"sdkpp/core/rest"
 	"sdkpp/internal/clock"
+	"sdkpp/internal/jsonscan"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -88,17 +90,40 @@ func (t *Tunnel) take(nonce string) *Call {
 // Answer delivers an SDKPP_REQUEST_RESULT dispatch to its call (on the calling goroutine: see
 // Call.Then); an unknown nonce (a call that gave up) is dropped.
 func (t *Tunnel) Answer(data json.RawMessage) {
-	var r struct {
-		Nonce  string          `json:"nonce"`
-		Status int             `json:"status"`
-		Body   json.RawMessage `json:"body"` // a copy: data is the connection's read buffer
-	}
-	if json.Unmarshal(data, &r) != nil || r.Nonce == "" {
+	r, ok := decodeResult(data)
+	if !ok || r.Nonce == "" {
 		return
 	}
 	if c := t.take(r.Nonce); c != nil {
 		c.deliver(answer{status: r.Status, body: r.Body})
 	}
+}
+
+// decodeResult decodes data, an SDKPP_REQUEST_RESULT dispatch's, as json.Unmarshal would (false
+// where it fails): in one pass for the shape the service sends, where encoding/json scans it
+// twice. Anything else (a key it does not know as written, which encoding/json might match
+// case-insensitively, an escaped nonce, a status that is not a plain integer, invalid JSON) goes
+// to encoding/json.
+func decodeResult(data []byte) (gwire.RequestResult, bool) {
+	var r gwire.RequestResult
+	ok := jsonscan.Object(data, func(k, v []byte) bool {
+		var ok bool
+		switch string(k) {
+		case "nonce":
+			r.Nonce, ok = jsonscan.Plain(v)
+		case "status":
+			n, err := strconv.Atoi(string(v))
+			r.Status, ok = n, err == nil
+		case "body":
+			r.Body, ok = append(json.RawMessage(nil), v...), true // data may be its reader's buffer
+		}
+		return ok
+	})
+	if ok {
+		return r, true
+	}
+	r = gwire.RequestResult{}
+	return r, json.Unmarshal(data, &r) == nil
 }
 
 // Lost tells every waiting call that its answer may not come (the connection broke).
@@ -319,8 +344,24 @@ func outcome(a answer, out any) error {
 	case out == nil || len(a.body) == 0 || string(a.body) == "null":
 		return nil
 	}
-	if err := json.Unmarshal(a.body, out); err != nil {
+	if err := decodeBody(a.body, out); err != nil {
 		return &rest.Error{Status: a.status, Message: "malformed response: " + err.Error(), Body: string(a.body), Err: err}
 	}
 	return nil
+}
+
+// decodeBody is json.Unmarshal(body, out), without encoding/json's own validating pass and
+// reflection when out decodes itself from any valid JSON (json.Unmarshaler, as a lobby message
+// does): encoding/json would check body and hand it, without the white space around it, to
+// UnmarshalJSON.
+func decodeBody(body []byte, out any) error {
+	u, ok := out.(json.Unmarshaler)
+	if !ok || reflect.ValueOf(out).Kind() != reflect.Pointer || isNilPointer(out) || !jsonscan.Valid(body) {
+		return json.Unmarshal(body, out) // and its errors
+	}
+	end := len(body)
+	for end > 0 && jsonscan.Space(body, end-1) == end {
+		end--
+	}
+	return u.UnmarshalJSON(body[jsonscan.Space(body, 0):end])
 }

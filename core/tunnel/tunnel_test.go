@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sdkpp/wire"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 
 	"sdkpp/core/rest"
 	"sdkpp/internal/clock"
+	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 

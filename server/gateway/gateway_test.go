@@ -504,6 +504,29 @@ func TestDispatchTwoSessions(t *testing.T) {
 	}
 }
 
+// DispatchAppEach on a node alone pushes its dispatches together, each to its own users of that
+// application, in their order.
+func TestDispatchAppEachAlone(t *testing.T) {
+	e := newEnv(t, nil)
+	a, o, x := e.dial(), e.dial(), e.dial()
+	a.identify("user-1")
+	o.identify("user-2")
+	x.identify("app2-1") // user 1 in another game
+	e.hub.DispatchAppEach(testApp, []AppDispatch{
+		{UserIDs: []uint64{1, 2}, Event: "A", Data: 1},
+		{UserIDs: []uint64{2, 2}, Event: "B", Data: 2},
+		{UserIDs: []uint64{1}, Event: "C", Data: func() {}}, // cannot be encoded: left out
+		{UserIDs: []uint64{1}, Event: "D", Data: 4},
+	})
+	assert.Equal(t, "1", string(a.expectDispatch("A", 2).D))
+	assert.Equal(t, "4", string(a.expectDispatch("D", 3).D))
+	assert.Equal(t, "1", string(o.expectDispatch("A", 2).D))
+	assert.Equal(t, "2", string(o.expectDispatch("B", 3).D))
+	for _, c := range []*client{a, o, x} {
+		c.heartbeat() // nothing more, and nothing for the other game
+	}
+}
+
 // Presence Update objects reach Config.OnPresence with the session's identity, as does the
 // gwire.Identify presence.
 func TestPresenceUpdate(t *testing.T) {

@@ -121,6 +121,8 @@ type Config struct {
 	// its answer, which may wait (for a commit); false leaves it to Requests. A connection reads on
 	// while the next request has arrived and takes the answers of those accepted afterwards.
 	Accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (answer func() (int, []byte), ok bool)
+	// Accepted, when set, runs before the answers of requests accepted together are taken.
+	Accepted func()
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who may use the intents of a gwire.Identify, or
@@ -417,16 +419,14 @@ type AppDispatch struct {
 	Data    any
 }
 
-// DispatchAppEach is DispatchAppMany for each of ds, in their order; with a bus they are
-// published together, as one message of the bus when they fit (busmsg.Encode).
+// DispatchAppEach is DispatchAppMany for each of ds, in their order, together: pushed at once on a
+// node alone, published as one message of the bus when they fit (busmsg.Encode) on a cluster.
 func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 	if appID == 0 {
 		return
 	}
 	if h.cfg.Bus == nil {
-		for _, d := range ds {
-			h.dispatch(d.UserIDs, appID, d.Event, d.Data)
-		}
+		h.push(h.appDispatches(appID, ds), 0)
 		return
 	}
 	for _, msg := range h.group(appID, ds) {
@@ -437,13 +437,19 @@ func (h *Hub) DispatchAppEach(appID uint64, ds []AppDispatch) {
 // group encodes ds, dispatches of the application appID, as messages of the bus, in their
 // order. A dispatch that cannot be encoded is left out (logged).
 func (h *Hub) group(appID uint64, ds []AppDispatch) [][]byte {
+	return h.encodeBus(h.appDispatches(appID, ds))
+}
+
+// appDispatches encodes ds, dispatches of the application appID, in their order. A dispatch
+// that cannot be encoded is left out (logged).
+func (h *Hub) appDispatches(appID uint64, ds []AppDispatch) []busmsg.Dispatch {
 	bd := make([]busmsg.Dispatch, 0, len(ds))
 	for _, d := range ds {
 		if data, ok := h.encode(d.Event, d.Data); ok {
 			bd = append(bd, busmsg.Dispatch{Users: d.UserIDs, Kind: busmsg.ToApp, App: appID, Event: d.Event, Data: data})
 		}
 	}
-	return h.encodeBus(bd)
+	return bd
 }
 
 // encodeBus encodes ds as messages of the bus (busmsg.Encode); one that cannot be is logged.

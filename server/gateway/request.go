@@ -105,6 +105,7 @@ func (c *conn) panicked(r gwire.Request) func(p any) {
 func (c *conn) queue() *oprequest.Queue {
 	if c.queued == nil {
 		c.queued = oprequest.NewQueue(maxQueued, func(ds [][]byte) { c.answered(ds...) }, c.panicked(gwire.Request{}))
+		c.queued.OnHand = c.h.cfg.Accepted
 	}
 	return c.queued
 }

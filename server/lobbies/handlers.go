@@ -374,8 +374,9 @@ func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
 // SendOverGateway serves POST /lobbies/{lobby_id}/messages sent over a gateway session
 // (gwire.OpRequest) as the route does, from the request's parts, without net/http: auth is the
 // session's credential with its scheme, ctx carries its memo (httpx.WithSessionMemo). The message
-// is accepted, and delivered, before it returns; answer waits for its commit and gives the route's
-// status and body. The callers of answer share its body: it must not be modified.
+// is accepted before it returns, and delivered with DeliverAccepted, or answer at the latest;
+// answer waits for its commit and gives the route's status and body. The callers of answer share
+// its body: it must not be modified.
 func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
 	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"},
 		Header: http.Header{"Authorization": {auth}}, Body: http.NoBody}).WithContext(ctx)
@@ -386,6 +387,7 @@ func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, bod
 	r.SetPathValue("lobby_id", lobbyID)
 	stored := committed
 	out, err := s.serve(r, bySender, func(q *request) (any, error) {
+		q.hold = true
 		enc, st, err := s.send(q)
 		if err != nil {
 			return nil, err
@@ -394,6 +396,7 @@ func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, bod
 		return enc, nil
 	})
 	return func() (int, []byte) {
+		s.DeliverAccepted() // if the gateway has not yet
 		if err == nil {
 			err = stored()
 		}

@@ -141,14 +141,63 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		return enc, committed, nil
 	}
 	if s.writer != nil && s.writer.Enqueue(p) {
-		s.deliver(h, enc, q.userID) // before the commit, which the sender's answer waits for
+		// Delivered before the commit, which the sender's answer waits for; over a gateway
+		// connection with the messages accepted with it (DeliverAccepted).
+		if q.hold {
+			s.held = append(s.held, lobbyMessage{h: h, enc: enc, author: q.userID})
+			s.heldN.Store(int32(len(s.held)))
+		} else {
+			s.deliverHeld()
+			s.deliver(h, enc, q.userID)
+		}
 		return enc, func() error { return s.writer.Await(p) }, nil
 	}
 	if err := s.commitNow(h, nil, p); err != nil {
 		return nil, nil, err
 	}
+	s.deliverHeld()
 	s.deliver(h, enc, q.userID)
 	return enc, committed, nil
+}
+
+// DeliverAccepted delivers the messages accepted over gateway connections whose delivery was
+// held (SendOverGateway), in the order they were accepted: the gateway calls it once it has
+// accepted what a connection sent together, before it takes their answers. The messages of one
+// application go in one Notifier call when it is a BatchNotifier, so that a member's connection is
+// written once for all of them.
+func (s *Service) DeliverAccepted() {
+	if s.heldN.Load() == 0 {
+		return
+	}
+	s.order.Lock()
+	defer s.order.Unlock()
+	s.deliverHeld()
+}
+
+// deliverHeld is DeliverAccepted with s.order held.
+func (s *Service) deliverHeld() {
+	held := s.held
+	if len(held) == 0 {
+		return
+	}
+	s.held = held[:0] // its array is appended to again under s.order, once these are delivered
+	s.heldN.Store(0)
+	defer clear(held)
+	ms := held
+	bn, ok := s.Notifier.(BatchNotifier)
+	for len(ms) > 0 {
+		n := 1 // a run of messages of one application
+		for n < len(ms) && ms[n].h.lobby.AppID == ms[0].h.lobby.AppID {
+			n++
+		}
+		if !ok || n == 1 {
+			s.deliver(ms[0].h, ms[0].enc, ms[0].author)
+			n = 1
+		} else if events := lobbyEvents(ms[:n]); len(events) > 0 {
+			bn.LobbyEvents(ms[0].h.lobby.AppID, events)
+		}
+		ms = ms[n:]
+	}
 }
 
 // admit checks a member's message against its lobby's hot entry h and accepts it: it gives the

@@ -280,3 +280,53 @@ func TestHotLobbyFollowsTheEpoch(t *testing.T) {
 	epoch.Store(6)
 	require.Equal(t, "Robert", author("moved"), "the entry was kept though the epoch moved")
 }
+
+// Messages sent over gateway connections (SendOverGateway) are held until DeliverAccepted and
+// then delivered in their order, together (one call of a BatchNotifier); a message sent another
+// way delivers those held first, and an answer taken before DeliverAccepted delivers them.
+func TestGatewaySendsDeliveredTogether(t *testing.T) {
+	e := started(t)
+	rec := &batchRecorder{recorder: e.rec}
+	e.svc.Notifier = rec
+	alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	rec.take()
+	send := func(content string) func() (int, []byte) {
+		return e.svc.SendOverGateway(context.Background(), alice.auth, l.ID, []byte(`{"content":"`+content+`"}`))
+	}
+	delivered := func(want ...string) {
+		t.Helper()
+		var got []string
+		for _, ev := range rec.take() {
+			require.Equal(t, wire.EventLobbyMessageCreate, ev.event)
+			require.ElementsMatch(t, []uint64{bob.id, alice.id}, ev.users)
+			got = append(got, messageOf(t, ev.data).Content)
+		}
+		require.Equal(t, want, got)
+	}
+	answered := func(answer func() (int, []byte)) {
+		t.Helper()
+		status, body := answer()
+		require.Equal(t, http.StatusOK, status, "%s", body)
+	}
+
+	first, second := send("1"), send("2")
+	delivered() // held
+	e.svc.DeliverAccepted()
+	delivered("1", "2")
+	require.Equal(t, 1, rec.batches, "together")
+	answered(first)
+	answered(second)
+	e.svc.DeliverAccepted()
+	delivered() // nothing twice
+
+	third := send("3")
+	e.do("POST", "/lobbies/"+l.ID+"/messages", bob.auth, map[string]any{"content": "4"}).OK(t, http.StatusOK, nil)
+	delivered("3", "4")
+	answered(third)
+
+	fifth := send("5")
+	answered(fifth)
+	delivered("5")
+}

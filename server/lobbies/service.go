@@ -137,6 +137,10 @@ type Service struct {
 	writer *groupcommit.Writer
 	// epochs shares the reads of Epoch by messages sent at the same time.
 	epochs sharedread.Reader[uint64]
+	// held are, under order, the messages accepted over a gateway connection whose delivery
+	// waits for the rest of the connection's batch (DeliverAccepted); heldN counts them.
+	held  []lobbyMessage
+	heldN atomic.Int32
 	// sends gathers, on a cluster, the messages sent together (cluster.go).
 	sends sendq.Queue[*clusterSend]
 	// park keeps, with LockLinger, lobbies' order locks between groups; nil without.
@@ -189,6 +193,7 @@ type request struct {
 	userID  uint64 // 0 for the Bot
 	bot     bool
 	lobbyID uint64
+	hold    bool // a message's delivery may wait for DeliverAccepted (SendOverGateway)
 }
 
 // handler serves a request: it returns the JSON answer (200), or nil for 204, or an error.
@@ -280,7 +285,8 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) e
 		return err
 	}
 	defer release() // once the events are published
-	s.flush()       // messages accepted before this change are stored before it
+	s.deliverHeld() // messages accepted before this change are delivered before it
+	s.flush()       // and stored before it
 	clear(s.hot)    // and what senders remember of any lobby is read again after it
 	// Every change gets a revision, in commit order (tx holds order) and above every revision
 	// before a restart (snowflakes): the SDK applies a lobby snapshot or event only if it is not

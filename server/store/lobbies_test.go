@@ -181,17 +181,29 @@ func testLobbyMessageNonces(t *testing.T, s *DB) {
 	if s.Dialect() != "sqlite" {
 		return // PostgreSQL's planner chooses by the table's statistics: a small table is scanned
 	}
-	var plan string
-	rows, err := s.db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`)
+	plan := queryPlan(t, s, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`)
+	assert.Contains(t, plan, "lobby_messages_nonce_time", "the newest nonce is not read from its index: %s", plan)
+	// A nonce: the author's messages of the window in the lobby, from the nonces' index.
+	plan = queryPlan(t, s, `SELECT id FROM lobby_messages WHERE lobby_id=10 AND author_id=7 AND nonce='n'
+		AND created_at>=0 ORDER BY id LIMIT 1`)
+	assert.Contains(t, plan, "USING INDEX lobby_messages_nonce (lobby_id=? AND author_id=? AND created_at>?)", plan)
+}
+
+// queryPlan returns SQLite's plan of query, its steps joined.
+func queryPlan(t *testing.T, s *DB, query string) string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query)
 	require.NoError(t, err)
 	defer rows.Close()
+	var plan string
 	for rows.Next() {
 		var id, parent, unused int
 		var detail string
 		require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
 		plan += detail + "; "
 	}
-	require.Contains(t, plan, "lobby_messages_nonce_time", "the newest nonce is not read from its index: %s", plan)
+	require.NoError(t, rows.Err())
+	return plan
 }
 
 // StoreLobbyMessages stores a lobby's messages, their webhook deliveries and its activity times
@@ -259,7 +271,9 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 
 // StoreLobbyMessages with an epoch check stores while the shared epoch is the one given, and
 // nothing once it moved.
-func TestStoreLobbyMessagesEpochCheck(t *testing.T) { forEachStore(t, testStoreLobbyMessagesEpochCheck) }
+func TestStoreLobbyMessagesEpochCheck(t *testing.T) {
+	forEachStore(t, testStoreLobbyMessagesEpochCheck)
+}
 
 func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	ctx := context.Background()

@@ -818,4 +818,12 @@ CREATE INDEX tokens_grant ON tokens(grant_id) WHERE grant_id <> 0;
 	// 41 (PostgreSQL's 21): PostgreSQL's notifications of changed tokens and cache epoch, kept so
 	// that the two schemas follow one another (SQLite's memo sees every write of its process).
 	`SELECT 1`,
+	// 42 (PostgreSQL's 22): the enforced nonces are found through the author's messages of the
+	// window (lobby, author, time) instead of by the nonce itself: a random nonce put each message
+	// of a commit in another page of the index, a page written to the WAL each, where one
+	// author's messages come one after another.
+	`
+DROP INDEX lobby_messages_nonce;
+CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created_at) WHERE nonce IS NOT NULL;
+`,
 }

@@ -754,4 +754,10 @@ CREATE TRIGGER tokens_memo AFTER UPDATE OR DELETE ON tokens
 CREATE TRIGGER cache_epoch_memo AFTER UPDATE ON cache_epoch
 	FOR EACH STATEMENT EXECUTE FUNCTION sdkpp_memo_notify();
 `,
+	// 22 (SQLite's 42): the enforced nonces are found through the author's messages of the
+	// window, in an index where they come one after another.
+	`
+DROP INDEX lobby_messages_nonce;
+CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created_at) WHERE nonce IS NOT NULL;
+`,
 }

@@ -137,6 +137,8 @@ type Queue struct {
 	send     func(ds [][]byte) // dispatches results, in order
 	panicked func(p any)       // told of an answer's panic
 	max      int               // the bound of requests added and not dispatched
+	// OnHand, when set, is called by Hand before it hands requests, on the caller's goroutine.
+	OnHand func()
 
 	next []item // added, not handed yet
 
@@ -195,6 +197,9 @@ func (q *Queue) Idle() bool {
 func (q *Queue) Hand() {
 	if len(q.next) == 0 {
 		return
+	}
+	if q.OnHand != nil {
+		q.OnHand()
 	}
 	q.mu.Lock()
 	q.handed = append(q.handed, q.next)

@@ -96,6 +96,31 @@ func TestQueueOrder(t *testing.T) {
 	assert.Equal(t, [][]string{{"a", "b"}, {"c"}, {"d"}}, s.get(), "Close sends what was added")
 }
 
+// OnHand runs before each batch is handed, so before its answers are taken, and not for an
+// empty one.
+func TestQueueOnHand(t *testing.T) {
+	var mu sync.Mutex
+	var steps []string
+	step := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, s)
+	}
+	var s sends
+	q := NewQueue(64, s.send(t), func(any) {})
+	q.OnHand = func() { step("hand") }
+	answer := func(name string) Answer { return func() (int, []byte) { step(name); return ok() } }
+	q.Hand()
+	q.Add("a", answer("a"))
+	q.Add("b", answer("b"))
+	q.Wait() // hands them, and waits for their answers
+	q.Add("c", answer("c"))
+	q.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{"hand", "a", "b", "hand", "c"}, steps)
+}
+
 // While a batch waits for its commit, the reader adds and hands the next batches without
 // waiting: the queue is a pipeline of batches. Their results leave batch after batch, in order,
 // once the first commit is done; Idle tells whether anything is still in flight.
