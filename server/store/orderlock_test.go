@@ -235,6 +235,29 @@ func TestClusterOrderLockLostFailsItsCommits(t *testing.T) {
 	assert.Empty(t, n, "nothing stored by the holder that lost the lock")
 }
 
+// A lobby's lock has its session plan statements once (its group's statement is planned anew at
+// each run otherwise), and resets the session before it goes back to the pool; other locks leave
+// the session as it is.
+func TestClusterLobbyLockPlansOnce(t *testing.T) {
+	ctx := context.Background()
+	a, _ := twoNodes(t)
+	a.db.SetMaxOpenConns(2) // the node id's session and one more: every hold has the same
+	mode := func(h *OrderHold) string {
+		t.Helper()
+		var m string
+		require.NoError(t, h.Store.(*DB).q.QueryRowContext(ctx, `SHOW plan_cache_mode`).Scan(&m))
+		return m
+	}
+	h, err := a.OrderLock(ctx, "lobby:1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "force_generic_plan", mode(h))
+	h.Unlock(nil)
+	h, err = a.OrderLock(ctx, "dms", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "auto", mode(h), "reset with the lobby's lock")
+	h.Unlock(nil)
+}
+
 // On SQLite the order lock holds nothing, and its store is the store.
 func TestSQLiteOrderLockIsFree(t *testing.T) {
 	s := openMemory(t)
