@@ -525,23 +525,23 @@ const OutboxLease = 10 * time.Second
 // gateway.Hub.Relay), so that the events under the key keep their commit order; while that
 // cannot be published (the bus refuses), the lock is refused too.
 func (s *Server) lockRelaying(st *store.DB) order.Lock {
-	return func(ctx context.Context, key string) (uint64, func(uint64), error) {
-		floor, left, unlock, err := st.OrderLockOutbox(ctx, key)
+	return func(ctx context.Context, key string, last func() uint64) (order.Held, error) {
+		h, err := st.OrderLock(ctx, key, last)
 		if err != nil {
-			return 0, nil, err
+			return order.Held{}, err
 		}
-		if len(left) > 0 {
-			staged := make([]gateway.Staged, len(left))
-			for i, e := range left {
+		if len(h.Left) > 0 {
+			staged := make([]gateway.Staged, len(h.Left))
+			for i, e := range h.Left {
 				staged[i] = gateway.Staged{ID: e.ID, Data: e.Data}
 			}
 			if !s.hub.Relay(staged) {
-				unlock(0, s.hub.Published())
-				return 0, nil, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
+				h.Unlock(s.hub.Published())
+				return order.Held{}, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
 			}
 		}
 		// The release deletes, in its transaction, what was published under the lock.
-		return floor, func(last uint64) { unlock(last, s.hub.Published()) }, nil
+		return order.Held{Floor: h.Floor, Store: h.Store, Release: func() { h.Unlock(s.hub.Published()) }}, nil
 	}
 }
 
@@ -553,11 +553,11 @@ func (s *Server) relayOutbox(ctx context.Context) error {
 		return err
 	}
 	for _, k := range keys {
-		release, err := order.Hold(ctx, s.orderLock, k, nil)
+		held, err := order.Hold(ctx, s.orderLock, k, nil, s.store)
 		if err != nil {
 			return err
 		}
-		release()
+		held.Release()
 	}
 	return nil
 }

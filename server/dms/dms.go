@@ -155,17 +155,18 @@ const dmsKey = "dms"
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, dmsKey, s.IDs)
+	held, err := order.Hold(ctx, s.Order, dmsKey, s.IDs, s.Store)
 	if err != nil {
 		return err
 	}
-	defer release() // once the events are sent
+	defer held.Release() // once the events are sent
 	stager, staging := s.Notifier.(outbox.Stager)
 	var (
 		events  []event
 		publish func()
 	)
-	err = s.Store.WithTx(ctx, func(st store.Store) error {
+	// On a cluster the commit runs on the lock's session: the next holder sees it.
+	err = held.Store.WithTx(ctx, func(st store.Store) error {
 		events = events[:0]
 		if err := fn(st, func(e event) { events = append(events, e) }); err != nil || !staging {
 			return err

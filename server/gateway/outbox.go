@@ -119,7 +119,7 @@ func (h *Hub) published(ss []Staged) {
 
 // Published returns, and forgets, the outbox ids of the dispatches published since the last
 // call: an order lock's release deletes them in its own transaction (package store's
-// OrderLockOutbox), which saves the delete's round trip after each publish. They may include
+// OrderHold.Unlock), which saves the delete's round trip after each publish. They may include
 // what was published under other locks meanwhile: deleted sooner, which is no harm. One that
 // stays (the node died first) is published again by the next holder of its lock, and stored
 // once by the bus (OutboxMsgID).

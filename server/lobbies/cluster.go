@@ -102,9 +102,13 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		wg       sync.WaitGroup
 	)
 	read := s.mustRead(id)
-	release, since, kept := func() {}, time.Time{}, false
+	var (
+		held  order.Held
+		since time.Time
+		kept  bool
+	)
 	if s.park != nil {
-		release, since, kept = s.park.Take(id)
+		held, since, kept = s.park.Take(id)
 	}
 	if read {
 		wg.Go(func() { epoch, epochErr = s.Epoch(ctx, changesKey) })
@@ -112,7 +116,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 	if !kept {
 		var err error
 		since = s.Clock.Now()
-		release, err = order.Hold(ctx, s.Order, lobbyKey(id), s.IDs)
+		held, err = order.Hold(ctx, s.Order, lobbyKey(id), s.IDs, s.Store)
 		if err != nil {
 			wg.Wait()
 			failAll(group, err)
@@ -124,9 +128,9 @@ func (s *Service) sendLobby(group []*clusterSend) {
 	park := s.park != nil
 	defer func() { // once the last group is published
 		if park {
-			s.park.Put(id, since, release)
+			s.park.Put(id, since, held)
 		} else {
-			release()
+			held.Release()
 		}
 	}()
 	for n := 1; group != nil; n++ {
@@ -142,7 +146,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
-			published = s.sendGroup(ctx, group, epoch, read, take)
+			published = s.sendGroup(ctx, held.Store, group, epoch, read, take)
 		}
 		if !taken {
 			take()
@@ -176,17 +180,17 @@ func failAll(group []*clusterSend, err error) {
 }
 
 // sendGroup stores and publishes messages of one lobby, whose order lock is held: each is
-// checked and accepted as on a node alone, then all of them are committed in one transaction and
-// published together in id order; committed is called between. A failed commit fails every
+// checked and accepted as on a node alone, then all of them are committed in one transaction on
+// the lock's store st and published together in id order; committed is called between. A failed commit fails every
 // message of the group. With a Stager, their events are stored in the outbox in that
 // transaction and published from it; it returns false when they could not be published (they
 // wait for the next holder of the lock). epoch is the epoch read for the group when read is
 // set; else the lobby's kept entry is used, and its commit checks that the epoch it was read
 // under has not moved. A group whose commit finds it moved, or that a kept entry refused
 // something of, is tried again with the epoch read. Call with s.order held.
-func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uint64, read bool, committed func()) bool {
+func (s *Service) sendGroup(ctx context.Context, st store.Store, group []*clusterSend, epoch uint64, read bool, committed func()) bool {
 	for try := 1; ; try++ {
-		published, moved := s.tryGroup(ctx, group, epoch, read, try < maxEpochTries, committed)
+		published, moved := s.tryGroup(ctx, st, group, epoch, read, try < maxEpochTries, committed)
 		if !moved {
 			return published
 		}
@@ -205,7 +209,7 @@ func (s *Service) sendGroup(ctx context.Context, group []*clusterSend, epoch uin
 // tryGroup is a try of sendGroup, whose commit checks the epoch when check is set (the last try,
 // with the epoch and the lobby read after the messages arrived, needs no check): moved tells that
 // it stored nothing, and why: the epoch moved, or, with the epoch not read, a message was refused.
-func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint64, read, check bool, committed func()) (published, moved bool) {
+func (s *Service) tryGroup(ctx context.Context, st store.Store, group []*clusterSend, epoch uint64, read, check bool, committed func()) (published, moved bool) {
 	if s.Epoch == nil {
 		clear(s.hot) // other nodes change lobbies: read the lobby again
 	}
@@ -239,18 +243,18 @@ func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint
 		return true, false
 	}
 	h := out[len(out)-1].h
-	st, staging := s.Notifier.(Stager)
+	stager, staging := s.Notifier.(Stager)
 	var staged *store.OutboxRows
 	if staging || s.EpochChecked && check {
 		staged = &store.OutboxRows{Key: lobbyKey(h.lobby.ID), At: now}
 		if staging {
-			staged.Data = st.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out))
+			staged.Data = stager.StageLobbyEvents(h.lobby.AppID, lobbyEvents(out))
 		}
 		if s.EpochChecked && check {
 			staged.EpochKey, staged.Epoch = changesKey, h.epoch
 		}
 	}
-	if err := s.commitNow(h, staged, batch...); err != nil {
+	if err := s.commitNow(st, h, staged, batch...); err != nil {
 		if errors.Is(err, store.ErrEpochMoved) {
 			return true, true
 		}
@@ -269,7 +273,7 @@ func (s *Service) tryGroup(ctx context.Context, group []*clusterSend, epoch uint
 	if len(staged.Data) == 0 {
 		return true, false
 	}
-	return st.PublishStaged(staged.IDs, staged.Data), false
+	return stager.PublishStaged(staged.IDs, staged.Data), false
 }
 
 // lobbyMessage is an accepted message on its way to the members.

@@ -14,12 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/lobbies"
+	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
 // fakeOrder is a cluster's order lock for one process: it records each hold and, while gate is
-// set, keeps the first holder waiting until gate is closed.
+// set, keeps the first holder waiting until gate is closed. Its holders commit on the service's
+// store, and the release records the largest id made (as a commit under it would).
 type fakeOrder struct {
 	mu    sync.Mutex
 	held  map[string]bool
@@ -28,30 +30,35 @@ type fakeOrder struct {
 	gate  chan struct{}
 }
 
-func (o *fakeOrder) lock(_ context.Context, key string) (uint64, func(uint64), error) {
-	o.mu.Lock()
-	gate := o.gate
-	o.gate = nil
-	o.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.held[key] {
-		panic("the order lock is held twice")
-	}
-	if o.held == nil {
-		o.held = map[string]bool{}
-	}
-	o.held[key] = true
-	o.holds = append(o.holds, key)
-	return o.last[key], func(used uint64) {
+// lockOn is the lock, whose holders commit on st.
+func (o *fakeOrder) lockOn(st store.Store) order.Lock {
+	return func(_ context.Context, key string, last func() uint64) (order.Held, error) {
+		o.mu.Lock()
+		gate := o.gate
+		o.gate = nil
+		o.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		o.held[key] = false
-		o.last[key] = max(o.last[key], used)
-	}, nil
+		if o.held[key] {
+			panic("the order lock is held twice")
+		}
+		if o.held == nil {
+			o.held = map[string]bool{}
+		}
+		o.held[key] = true
+		o.holds = append(o.holds, key)
+		return order.Held{Floor: o.last[key], Store: st, Release: func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			o.held[key] = false
+			if last != nil {
+				o.last[key] = max(o.last[key], last())
+			}
+		}}, nil
+	}
 }
 
 // batchRecorder is a recorder that also takes events together (lobbies.BatchNotifier) and
@@ -89,7 +96,7 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 		order := &fakeOrder{last: map[string]uint64{}}
 		rec := &batchRecorder{recorder: e.rec}
 		var epochs int
-		e.svc.Order = order.lock
+		e.svc.Order = order.lockOn(e.svc.Store)
 		e.svc.Epoch = func(context.Context, string) (uint64, error) { epochs++; return 1, nil }
 		e.svc.Notifier = rec
 		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
@@ -222,7 +229,7 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		order := &fakeOrder{last: map[string]uint64{}}
-		e.svc.Order = order.lock
+		e.svc.Order = order.lockOn(e.svc.Store)
 		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
 		var l lobby
 		for _, p := range ps {
@@ -282,7 +289,7 @@ func TestClusterKeepsTheLobbyAndItsLockBetweenGroups(t *testing.T) {
 	ctx := context.Background()
 	order := &fakeOrder{last: map[string]uint64{}}
 	var epochs atomic.Int32
-	e.svc.Order = order.lock
+	e.svc.Order = order.lockOn(e.svc.Store)
 	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
 		epochs.Add(1)
 		return e.st.SharedEpoch(ctx, key)
@@ -367,7 +374,7 @@ func TestClusterGroupStoredWhenTheEpochKeepsMoving(t *testing.T) {
 	e := newEnv(t)
 	order := &fakeOrder{last: map[string]uint64{}}
 	var epochs atomic.Int32
-	e.svc.Order = order.lock
+	e.svc.Order = order.lockOn(e.svc.Store)
 	e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) {
 		epochs.Add(1)
 		n, err := e.st.SharedEpoch(ctx, key)

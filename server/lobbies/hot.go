@@ -152,7 +152,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 		}
 		return enc, func() error { return s.writer.Await(p) }, nil
 	}
-	if err := s.commitNow(h, nil, p); err != nil {
+	if err := s.commitNow(s.Store, h, nil, p); err != nil {
 		return nil, nil, err
 	}
 	s.deliverHeld()
@@ -275,11 +275,11 @@ func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded
 	return &pending{Msg: m, Lobby: h.lobby, Hook: hook}, nil
 }
 
-// commitNow commits messages of h's lobby without the writer, in one transaction with the
-// outbox's events out (nil: none); a failure forgets the lobby's hot entry and the nonces, which
-// may hold what was not stored.
-func (s *Service) commitNow(h *hotLobby, out *store.OutboxRows, ps ...*pending) error {
-	err := groupcommit.Commit(s.Store, ps, out)
+// commitNow commits messages of h's lobby without the writer, on st (s.Store, or on a cluster
+// the lobby's order lock's), in one transaction with the outbox's events out (nil: none); a
+// failure forgets the lobby's hot entry and the nonces, which may hold what was not stored.
+func (s *Service) commitNow(st store.Store, h *hotLobby, out *store.OutboxRows, ps ...*pending) error {
+	err := groupcommit.Commit(st, ps, out)
 	if err != nil {
 		delete(s.hot, h.lobby.ID)
 		s.forgetNonces()

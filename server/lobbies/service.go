@@ -103,7 +103,7 @@ type Service struct {
 	// and every message of a lobby is made and published under it. Nil for a node alone.
 	Order order.Lock
 	// Epoch, on PostgreSQL, returns a value that only grows, and moves whenever a user or an
-	// application changes or the holder of Order's lock of key releases it after use
+	// application changes or a change that made ids is committed under Order's lock of key
 	// (store.DB.SharedEpoch): what sending a message needs of a lobby is kept between messages
 	// while it stays. Nil: the store's CacheEpoch is used instead, and on a cluster every group
 	// of messages reads its lobby again.
@@ -280,21 +280,21 @@ const changesKey = "lobbies"
 func (s *Service) tx(ctx context.Context, fn func(st store.Store, out *outbox) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, changesKey, s.IDs)
+	held, err := order.Hold(ctx, s.Order, changesKey, s.IDs, s.Store)
 	if err != nil {
 		return err
 	}
-	defer release() // once the events are published
-	s.deliverHeld() // messages accepted before this change are delivered before it
-	s.flush()       // and stored before it
-	clear(s.hot)    // and what senders remember of any lobby is read again after it
+	defer held.Release() // once the events are published
+	s.deliverHeld()      // messages accepted before this change are delivered before it
+	s.flush()            // and stored before it
+	clear(s.hot)         // and what senders remember of any lobby is read again after it
 	// Every change gets a revision, in commit order (tx holds order) and above every revision
 	// before a restart (snowflakes): the SDK applies a lobby snapshot or event only if it is not
 	// older than what it holds, so a join's response that arrives after a newer member event
 	// cannot take the lobby back in time.
 	rev := s.IDs.Next()
 	var out outbox
-	err = s.Store.WithTx(ctx, func(st store.Store) error {
+	err = held.Store.WithTx(ctx, func(st store.Store) error {
 		out = outbox{rev: rev}
 		return fn(st, &out)
 	})

@@ -5,33 +5,52 @@
 // id made under it, and the next holder makes its ids above it, so that message ids and lobby
 // revisions also increase along that order whichever node made them: the SDK drops a message
 // that is not newer than the last one it delivered.
+//
+// The changes made under a lock are committed on the store the lock hands out (Held.Store): on
+// PostgreSQL, the lock's own database session, each commit recording the largest id made so far.
+// A node that dies holding the lock frees it with that session, once whatever commit it had sent
+// has landed or failed: the next holder sees every change of the last one, and its ids.
 package order
 
 import (
 	"context"
 
 	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
 )
 
-// Lock takes the cluster-wide lock of key and returns the largest id recorded under it; unlock
-// records the largest id used and releases it (store.DB.OrderLock).
-type Lock func(ctx context.Context, key string) (floor uint64, unlock func(last uint64), err error)
+// Lock takes the cluster-wide lock of key (store.DB.OrderLock). last, when not nil, returns an id
+// above every id made so far: each commit made on the held store records it as the key's floor.
+type Lock func(ctx context.Context, key string, last func() uint64) (Held, error)
 
-// Hold takes key's lock and makes ids continue above the largest id made under it; release
-// records every id ids has made so far and releases the lock. With nil ids (a service that
-// makes no ids its events are ordered by) the lock only orders. A nil lock (a node alone, whose
-// services keep their order with a mutex) holds nothing.
-func Hold(ctx context.Context, lock Lock, key string, ids *snowflake.Generator) (release func(), err error) {
+// Held is a lock held.
+type Held struct {
+	// Floor is the largest id recorded under the key.
+	Floor uint64
+	// Store is where the holder commits its changes (see the package doc).
+	Store store.Store
+	// Release releases the lock; the holder no longer uses Store.
+	Release func()
+}
+
+// Hold takes key's lock and makes ids continue above the largest id made under it; each commit
+// on the held store records the ids made so far. With nil ids (a service that makes no ids its
+// events are ordered by) the lock only orders. A nil lock (a node alone, whose services keep
+// their order with a mutex) holds nothing, and its store is st.
+func Hold(ctx context.Context, lock Lock, key string, ids *snowflake.Generator, st store.Store) (Held, error) {
 	if lock == nil {
-		return func() {}, nil
+		return Held{Store: st, Release: func() {}}, nil
 	}
-	floor, unlock, err := lock(ctx, key)
+	var last func() uint64
+	if ids != nil {
+		last = ids.Next
+	}
+	h, err := lock(ctx, key, last)
 	if err != nil {
-		return nil, err
+		return Held{}, err
 	}
-	if ids == nil {
-		return func() { unlock(0) }, nil
+	if ids != nil {
+		ids.NextAbove(h.Floor)
 	}
-	ids.NextAbove(floor)
-	return func() { unlock(ids.Next()) }, nil
+	return h, nil
 }

@@ -10,32 +10,53 @@ import (
 
 	"sdkpp/internal/clock"
 	"sdkpp/server/snowflake"
+	"sdkpp/server/store"
 )
 
-// A lock that records what its holders used: the next holder, on another node, makes ids above
-// every id the previous one made, though its node's bits are lower.
+// A lock whose commits record the largest id made so far (last): the next holder, on another
+// node, makes ids above every id the previous one made, though its node's bits are lower, and
+// though the previous holder never released the lock (its node died after its commit).
 func TestHoldCarriesTheLargestID(t *testing.T) {
 	c := clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	var recorded uint64
 	held := false
-	lock := Lock(func(context.Context, string) (uint64, func(uint64), error) {
+	var commit func() // a commit on the held store: records last()
+	lock := Lock(func(_ context.Context, _ string, last func() uint64) (Held, error) {
 		require.False(t, held)
 		held = true
-		return recorded, func(last uint64) { held, recorded = false, max(recorded, last) }, nil
+		commit = func() {
+			if last != nil {
+				recorded = max(recorded, last())
+			}
+		}
+		return Held{Floor: recorded, Release: func() { held = false }}, nil
 	})
 	hi, lo := snowflake.NewNode(c, 0, 7), snowflake.NewNode(c, 0, 1)
-	release, err := Hold(context.Background(), lock, "k", hi)
+	h, err := Hold(context.Background(), lock, "k", hi, nil)
 	require.NoError(t, err)
 	a := hi.Next()
-	release()
+	commit()
 	assert.Greater(t, recorded, a)
-	release, err = Hold(context.Background(), lock, "k", lo)
+	held = false // its node died: never released
+	h, err = Hold(context.Background(), lock, "k", lo, nil)
 	require.NoError(t, err)
 	b := lo.Next()
-	release()
+	h.Release()
 	assert.Greater(t, b, a, "the second node's id is above the first's")
-	// No lock: nothing held.
-	release, err = Hold(context.Background(), nil, "k", lo)
+	// Without ids, the commits record nothing.
+	h, err = Hold(context.Background(), lock, "k", nil, nil)
 	require.NoError(t, err)
-	release()
+	before := recorded
+	commit()
+	h.Release()
+	assert.Equal(t, before, recorded)
+	// No lock: nothing held, and the store is the caller's.
+	st := &fakeStore{}
+	h, err = Hold(context.Background(), nil, "k", lo, st)
+	require.NoError(t, err)
+	assert.Same(t, st, h.Store)
+	h.Release()
 }
+
+// fakeStore is a store the test only compares.
+type fakeStore struct{ store.Store }

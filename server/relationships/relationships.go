@@ -522,17 +522,18 @@ const relationshipsKey = "relationships"
 func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 	s.order.Lock()
 	defer s.order.Unlock()
-	release, err := order.Hold(ctx, s.Order, relationshipsKey, nil)
+	held, err := order.Hold(ctx, s.Order, relationshipsKey, nil, s.Store)
 	if err != nil {
 		return err
 	}
-	defer release() // once the events are sent
+	defer held.Release() // once the events are sent
 	stager, staging := s.Notifier.(outbox.Stager)
 	var (
 		c       *changes
 		publish func()
 	)
-	err = s.Store.WithTx(ctx, func(st store.Store) error {
+	// On a cluster the commit runs on the lock's session: the next holder sees it.
+	err = held.Store.WithTx(ctx, func(st store.Store) error {
 		c = &changes{ctx: ctx, s: s, st: st, now: s.Clock.Now()}
 		if err := fn(c); err != nil || !staging {
 			return err

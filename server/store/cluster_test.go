@@ -231,160 +231,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Two nodes taking turns under one order lock: never both inside at once, and each finds the
-// largest id the other recorded; other keys are not held up.
-func TestClusterOrderLock(t *testing.T) {
-	ctx := context.Background()
-	a, b := twoNodes(t)
-	var mu sync.Mutex
-	inside, next := 0, uint64(0)
-	var wg sync.WaitGroup
-	for _, s := range []*DB{a, b, a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 25 {
-				floor, unlock, err := s.OrderLock(ctx, "lobby:1")
-				if !assert.NoError(t, err) {
-					return
-				}
-				mu.Lock()
-				inside++
-				assert.Equal(t, 1, inside, "two holders at once")
-				assert.Equal(t, next, floor, "the floor is the last id recorded")
-				next++
-				mu.Unlock()
-				mu.Lock()
-				inside--
-				used := next
-				mu.Unlock()
-				unlock(used)
-			}
-		}()
-	}
-	wg.Wait()
-	floor, unlock, err := a.OrderLock(ctx, "lobby:1")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(100), floor)
-	// Another key is free while this one is held; unlock(0) keeps the recorded id.
-	other, unlockOther, err := b.OrderLock(ctx, "lobby:2")
-	require.NoError(t, err)
-	assert.Zero(t, other)
-	unlockOther(0)
-	unlock(0)
-	floor, unlock, err = b.OrderLock(ctx, "lobby:1")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(100), floor)
-	unlock(0)
-}
-
-// OrderLockOutbox returns, with the lock, what the outbox holds under its key, read once the lock
-// is held: a row the last holder stored while the next one waited is there; and its release
-// deletes what was published.
-func TestClusterOrderLockOutbox(t *testing.T) {
-	ctx := context.Background()
-	a, b := twoNodes(t)
-	_, left, unlock, err := a.OrderLockOutbox(ctx, "lobby:1")
-	require.NoError(t, err)
-	assert.Empty(t, left)
-	_, err = a.AddOutbox(ctx, "lobby:2", []byte("other"), time.Unix(1, 0))
-	require.NoError(t, err)
-	type taken struct {
-		floor  uint64
-		left   []OutboxEvent
-		unlock func(uint64, []uint64)
-		err    error
-	}
-	next := make(chan taken, 1)
-	go func() { // waits for a's lock; the test waits for it below
-		var x taken
-		x.floor, x.left, x.unlock, x.err = b.OrderLockOutbox(ctx, "lobby:1")
-		next <- x
-	}()
-	waited := assert.Eventually(t, func() bool { // b waits for the lock
-		var n int
-		err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond)
-	id, err := a.AddOutbox(ctx, "lobby:1", []byte("left"), time.Unix(2, 0))
-	unlock(7, nil) // whatever happened: b takes the lock, and the test ends
-	x := <-next
-	require.NoError(t, err)
-	require.True(t, waited, "b never waited for the lock")
-	require.NoError(t, x.err)
-	assert.Equal(t, uint64(7), x.floor)
-	assert.Equal(t, []OutboxEvent{{ID: id, Key: "lobby:1", Data: []byte("left"), CreatedAt: time.Unix(2, 0).UTC()}}, x.left)
-	x.unlock(0, []uint64{id}) // published: the release deletes it
-	floor, left, unlock, err := b.OrderLockOutbox(ctx, "lobby:1")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(7), floor, "the release recorded nothing below the floor")
-	assert.Empty(t, left)
-	unlock(0, nil)
-	_, left, unlock, err = b.OrderLockOutbox(ctx, "lobby:2")
-	require.NoError(t, err)
-	assert.Len(t, left, 1, "another key's event")
-	unlock(0, nil)
-}
-
-// A lobby's lock, once free, waits for the lobby's messages whose commit is in flight (a holder
-// killed while its commit ran frees the lock at once): the outbox it returns holds their rows.
-// Its wait ends with the taking: the lock holds no lock on the lobby's row.
-func TestClusterOrderLockWaitsForTheLobbysCommits(t *testing.T) {
-	ctx := context.Background()
-	a, b := twoNodes(t)
-	now := time.Unix(1, 0).UTC()
-	require.NoError(t, a.CreateLobby(ctx, &Lobby{ID: 5, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
-		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
-	// A commit in flight: the lobby's row and an outbox row, not yet committed.
-	tx, err := a.db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	_, err = tx.ExecContext(ctx, `UPDATE lobbies SET last_activity_at = 2 WHERE id = 5`)
-	require.NoError(t, err)
-	var id int64
-	require.NoError(t, tx.QueryRowContext(ctx, `INSERT INTO outbox (key, data, created_at) VALUES ('lobby:5', 'm', 2) RETURNING id`).Scan(&id))
-	type taken struct {
-		left   []OutboxEvent
-		unlock func(uint64, []uint64)
-		err    error
-	}
-	next := make(chan taken, 1)
-	go func() { // waits for the commit; the test waits for it below
-		var x taken
-		_, x.left, x.unlock, x.err = b.OrderLockOutbox(ctx, "lobby:5")
-		next <- x
-	}()
-	waited := assert.Eventually(t, func() bool {
-		var n int
-		err := a.db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n)
-		return err == nil && n > 0
-	}, 10*time.Second, 5*time.Millisecond)
-	require.NoError(t, tx.Commit())
-	x := <-next
-	require.True(t, waited, "the lock did not wait for the commit")
-	require.NoError(t, x.err)
-	require.Len(t, x.left, 1, "the commit's row")
-	assert.Equal(t, uint64(id), x.left[0].ID)
-	// Held, the lock leaves the lobby's row to the holder's commits.
-	_, err = a.db.ExecContext(ctx, `UPDATE lobbies SET last_activity_at = 3 WHERE id = 5`)
-	require.NoError(t, err)
-	x.unlock(0, nil)
-}
-
-// SQLite's order lock holds nothing.
-func TestSQLiteOrderLockIsFree(t *testing.T) {
-	s := openMemory(t)
-	floor, unlock, err := s.OrderLock(context.Background(), "k")
-	require.NoError(t, err)
-	assert.Zero(t, floor)
-	unlock(5)
-	floor, unlock, err = s.OrderLock(context.Background(), "k")
-	require.NoError(t, err)
-	assert.Zero(t, floor)
-	unlock(0)
-}
-
 // The shared epoch moves, as another node sees it, with a committed write that can change a
 // cached user or application, and with an order lock released after ids were made under it;
 // not with a transaction that rolled back, a lock released without ids, or another key's lock.
@@ -422,27 +268,30 @@ func TestClusterSharedEpoch(t *testing.T) {
 			return io.EOF
 		})
 	})
-	moved("the lock released with an id", func() error {
-		_, unlock, err := a.OrderLock(ctx, "lobby:1")
+	// A commit under an order lock records the largest id made so far: the key's floor.
+	commitUnder := func(key string, last func() uint64) func() error {
+		return func() error {
+			h, err := a.OrderLock(ctx, key, last)
+			if err != nil {
+				return err
+			}
+			defer h.Unlock(nil)
+			return h.Store.WithTx(ctx, func(tx Store) error {
+				_, err := tx.AddOutbox(ctx, key, []byte("e"), time.Unix(1, 0))
+				return err
+			})
+		}
+	}
+	moved("a commit under the lock that made ids", commitUnder("lobby:1", func() uint64 { return 1 << 40 }))
+	still("a commit under the lock that made none", commitUnder("lobby:1", nil))
+	still("a lock released without a commit", func() error {
+		h, err := a.OrderLock(ctx, "lobby:1", func() uint64 { return 1 << 41 })
 		if err == nil {
-			unlock(1 << 40)
+			h.Unlock(nil)
 		}
 		return err
 	})
-	still("the lock released without an id", func() error {
-		_, unlock, err := a.OrderLock(ctx, "lobby:1")
-		if err == nil {
-			unlock(0)
-		}
-		return err
-	})
-	still("another key's lock", func() error {
-		_, unlock, err := a.OrderLock(ctx, "lobby:2")
-		if err == nil {
-			unlock(1 << 41)
-		}
-		return err
-	})
+	still("a commit under another key's lock", commitUnder("lobby:2", func() uint64 { return 1 << 42 }))
 }
 
 // twoNodes opens the stores of nodes 1 and 2 on a fresh PostgreSQL database; the test closes them

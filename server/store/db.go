@@ -52,6 +52,10 @@ type DB struct {
 	// PostgreSQL, whose connections write transactions side by side.
 	group *groupCommit
 
+	// hold, on PostgreSQL, is the order lock whose connection this store runs on (OrderHold's
+	// Store): its transactions record the lock's floor. Nil otherwise.
+	hold *pgHold
+
 	// txChanged is set, in a transaction, when a write in it changed what the memo or a
 	// service's cache may hold: WithTx tells the memo again once the transaction has ended.
 	txChanged *bool
@@ -337,7 +341,7 @@ func (s *DB) moveShared() {
 
 // SharedEpoch returns a value that changes whenever, on any node, a user, an application or a
 // token's validity changes (as CacheEpoch does in one process) or a holder of the order lock of
-// key (OrderLock) releases it after making ids under it. A node may keep such rows, and what it
+// key (OrderLock) commits a change under it, recording the ids it made. A node may keep such rows, and what it
 // reads under the lock's key, in memory while the value it read them after is current. On
 // SQLite (one process, no order locks) it is CacheEpoch.
 //
@@ -378,6 +382,9 @@ func (s *DB) SharedEpoch(ctx context.Context, key string) (uint64, error) {
 func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 	if s.tx {
 		return fn(s)
+	}
+	if s.hold != nil {
+		return s.hold.withTx(ctx, s, fn)
 	}
 	if s.group != nil {
 		return s.group.run(ctx, false, fn)

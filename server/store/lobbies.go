@@ -477,6 +477,7 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 		}
 		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
 	}
+	args = s.hold.recordFloor(&q, args) // on an order lock's connection, its floor
 	if out == nil {
 		q.WriteString(` SELECT COUNT(*) FROM t`)
 		var found int

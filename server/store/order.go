@@ -2,172 +2,233 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strconv"
+	"hash/fnv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
+// OrderHold is a cluster-wide order lock held (OrderLock).
+type OrderHold struct {
+	// Floor is the largest id recorded under the key: the holder makes its ids above it.
+	Floor uint64
+	// Left are the events the outbox holds under the key (ListOutbox), read once the lock was
+	// held: what its last holder staged and left unpublished.
+	Left []OutboxEvent
+	// Store is where the holder commits its changes. On PostgreSQL it runs on the lock's own
+	// connection, and each transaction it commits (WithTx, and StoreLobbyMessages' one statement)
+	// records in it the largest id made so far (OrderLock's last) as the key's floor. On SQLite
+	// it is the store itself.
+	Store Store
+
+	unlock func(published []uint64)
+}
+
+// Unlock deletes the outbox's published events (DeleteOutboxes) and releases the lock. Call it
+// exactly once; Store must not be used after it.
+func (h *OrderHold) Unlock(published []uint64) { h.unlock(published) }
+
 // OrderLock takes the cluster-wide lock of key (a lobby, a service's changes ...), waiting for
-// it, and returns the largest id recorded under the key, floor. The caller makes its ids above
-// floor, commits its change and publishes its events, then calls unlock with the largest id it
-// used (0 for none), which records it and releases the lock. So events published under one key
-// leave the nodes in commit order with increasing ids, whichever node made them.
+// it. The holder makes its ids above the floor, commits its changes on the hold's Store (last,
+// when not nil, returns an id above every id made so far: each commit records it), publishes
+// their events, and unlocks. So events published under one key leave the nodes in commit order
+// with increasing ids, whichever node made them.
 //
-// On PostgreSQL the lock is the row of key in order_locks, locked by a transaction of its own
-// that unlock commits: a node that dies holding it frees it with its connection. On SQLite
-// (one process, whose services already serialize their changes) it locks nothing and floor is 0.
-// unlock must be called exactly once.
-func (s *DB) OrderLock(ctx context.Context, key string) (floor uint64, unlock func(last uint64), err error) {
-	floor, _, release, err := s.OrderLockOutbox(ctx, key)
-	if err != nil {
-		return 0, nil, err
-	}
-	return floor, func(last uint64) { release(last, nil) }, nil
-}
-
-// OrderLockOutbox is OrderLock that also returns the events the outbox holds under key
-// (ListOutbox), read once the lock is held: what its last holder staged and left unpublished.
-// Its unlock also deletes the outbox's published events (DeleteOutboxes), in the lock's
-// transaction on PostgreSQL: there the lock, its floor and the events take one round trip to
-// the database, and unlock one more. An event whose delete fails stays, to be published again.
-func (s *DB) OrderLockOutbox(ctx context.Context, key string) (floor uint64, left []OutboxEvent, unlock func(last uint64, published []uint64), err error) {
+// On PostgreSQL the lock is a session advisory lock on a connection it keeps, and every commit
+// under it runs on that connection, as its own transaction: a node that dies holding the lock
+// frees it with its session, which PostgreSQL ends only once the transaction its node last sent
+// has committed or failed. So the next holder, whose floor and outbox are read in the round
+// trip that takes the lock, sees every commit of the last holder with the floor it recorded.
+// Taking the lock, and unlocking, are one round trip each. On SQLite (one process, whose
+// services already serialize their changes) it locks nothing, the floor is 0 and the outbox is
+// read from the store.
+func (s *DB) OrderLock(ctx context.Context, key string, last func() uint64) (*OrderHold, error) {
 	if s.d.name != "postgres" {
-		left, err = s.ListOutbox(ctx, key)
+		left, err := s.ListOutbox(ctx, key)
 		if err != nil {
-			return 0, nil, nil, err
+			return nil, err
 		}
-		return 0, left, func(_ uint64, published []uint64) { _ = s.DeleteOutboxes(context.Background(), published) }, nil
+		return &OrderHold{Left: left, Store: s, unlock: func(published []uint64) {
+			_ = s.DeleteOutboxes(context.Background(), published)
+		}}, nil
 	}
-	l, err := s.pgOrderLock(uncancelled(ctx), pgText(key))
+	h, err := s.pgOrderLock(uncancelled(ctx), pgText(key), last)
 	if err != nil {
-		return 0, nil, nil, fmt.Errorf("store: order lock %s: %w", key, err)
+		return nil, fmt.Errorf("store: order lock %s: %w", key, err)
 	}
-	return uint64(l.floor), l.left, l.unlock, nil
+	return h, nil
 }
 
-// pgLock is an order lock held on PostgreSQL: its transaction runs on a connection of the pool
-// that a goroutine keeps (database/sql lends a driver's connection only for a call's length)
-// until unlock.
-type pgLock struct {
-	floor   int64
-	left    []OutboxEvent
-	release chan unlocking // unlock's, to the goroutine
-	done    chan struct{}  // closed once the transaction has ended
+// orderLockSpace is the first key of the order locks' advisory locks (the second is the hash
+// of the lock's key, lockID; two keys with one hash only take turns).
+const orderLockSpace = 0x5d4c
+
+// lockID is the second key of the advisory lock of key.
+func lockID(key string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int32(h.Sum32())
 }
 
-// unlocking is what a lock's release records and deletes.
-type unlocking struct {
-	last      int64
-	published []int64
+// pgHold is an order lock held on PostgreSQL: its connection, which a DB made for the hold
+// (OrderHold.Store) runs every statement on.
+type pgHold struct {
+	key  string
+	last func() uint64 // nil: the holder makes no ids
+	conn *sql.Conn
+	// generic: the session plans its statements once while it holds the lock (a lobby's,
+	// pgLockGeneric), and is reset before it is given back.
+	generic bool
 }
 
-// The lock's statements, sent together: the upsert locks the row, new or not, until the
-// transaction ends, and the outbox is read after it, once the lock is held.
+// The lock's statements. Taking it, its floor and the outbox are sent together (a pipeline):
+// the reads run once the lock is held, each in a snapshot taken then. The floor is recorded by
+// the commits (pgRecordFloor); the release deletes the published events in a transaction that
+// commits before the lock is freed, so the next holder does not read them.
 const (
-	pgLockRow = `INSERT INTO order_locks (key, last_id) VALUES ($1, 0)
-		ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING last_id`
+	pgLockTake   = `SELECT pg_advisory_lock($1, $2)`
+	pgLockFloor  = `SELECT COALESCE((SELECT last_id FROM order_locks WHERE key = $1), 0)`
 	pgLockOutbox = `SELECT id, key, data, created_at FROM outbox WHERE key = $1 ORDER BY id`
-	pgLockRecord = `UPDATE order_locks SET last_id = $2 WHERE key = $1`
 	pgLockDelete = `DELETE FROM outbox WHERE id = ANY($1)`
+	pgLockFree   = `SELECT pg_advisory_unlock($1, $2)`
+	// A lobby's group of messages is one statement, whose plan PostgreSQL, left to choose,
+	// makes anew at each run: its generic plan estimates the group's size from a parameter and
+	// looks dearer. Planned once, it runs in about half the time; the lobby's lock's session
+	// keeps it so while it holds the lock.
+	pgLockGeneric = `SET plan_cache_mode = force_generic_plan`
+	pgLockReset   = `RESET plan_cache_mode`
+	pgRecordFloor = `INSERT INTO order_locks (key, last_id) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET last_id = GREATEST(order_locks.last_id, EXCLUDED.last_id)`
 )
 
-// pgOrderLock takes key's lock with one round trip: BEGIN, the lock and the outbox's read are
-// sent together (a pipeline).
-func (s *DB) pgOrderLock(ctx context.Context, key string) (*pgLock, error) {
+// pgOrderLock takes key's lock on a connection of the pool it keeps until the hold's unlock.
+func (s *DB) pgOrderLock(ctx context.Context, key string, last func() uint64) (*OrderHold, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	l := &pgLock{release: make(chan unlocking), done: make(chan struct{})}
-	taken := make(chan error, 1)
-	go func() { // owned by the lock: unlock ends it (unlock is called exactly once)
-		defer close(l.done)
-		defer conn.Close()
-		_ = conn.Raw(func(dc any) error {
-			c := dc.(*stdlib.Conn).Conn()
-			if err := l.take(ctx, c, key); err != nil {
-				taken <- err
-				return rollback(ctx, c)
-			}
-			taken <- nil
-			u := <-l.release
-			b := &pgx.Batch{}
-			if u.last > l.floor {
-				b.Queue(pgLockRecord, key, u.last)
-			}
-			if len(u.published) > 0 {
-				b.Queue(pgLockDelete, u.published)
-			}
-			b.Queue("COMMIT")
-			if err := c.SendBatch(ctx, b).Close(); err != nil {
-				return rollback(ctx, c)
-			}
-			return nil
+	p := &pgHold{key: key, last: last, conn: conn, generic: strings.HasPrefix(key, "lobby:")}
+	h := &OrderHold{unlock: p.unlock}
+	err = p.pipeline(ctx, false, func(b *pgx.Batch) {
+		b.Queue(pgLockTake, orderLockSpace, lockID(key))
+		if p.generic {
+			b.Queue(pgLockGeneric)
+		}
+		b.Queue(pgLockFloor, key).QueryRow(func(row pgx.Row) error {
+			var floor int64
+			err := row.Scan(&floor)
+			h.Floor = uint64(floor)
+			return err
 		})
-	}()
-	if err := <-taken; err != nil {
-		<-l.done
+		b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var e OutboxEvent
+				var id, at int64
+				if err := rows.Scan(&id, &e.Key, &e.Data, &at); err != nil {
+					return err
+				}
+				e.ID, e.CreatedAt = uint64(id), fromTS(at)
+				h.Left = append(h.Left, e)
+			}
+			return rows.Err()
+		})
+	})
+	if err != nil {
+		conn.Close()
 		return nil, err
 	}
-	return l, nil
+	held := *s
+	held.q = observing{q: rewriting{d: s.d, q: uncancelledQuerier{conn}}, o: s.opts}
+	held.hold = p
+	h.Store = &held
+	return h, nil
 }
 
-// pgLockFence waits, in a savepoint the lock's transaction then rolls back (which releases the
-// row lock it took), for the writes to a lobby's row in flight: a lobby message's commit updates
-// its lobby's row, outside the lock's transaction.
-const pgLockFence = `SELECT 1 FROM lobbies WHERE id = $1 FOR NO KEY UPDATE`
-
-// take sends BEGIN, the lock and the outbox's read, and reads their answers. The lock of a lobby
-// (key "lobby:<id>") first waits for its messages' commits in flight: a holder killed while its
-// commit ran frees the lock with its connection at once, while the commit may still be stored,
-// after the next holder read the outbox, and its message would be published after the next
-// holder's (later relayed, it reaches no SDK, which drops a message older than the last). A
-// commit whose statement had not begun when its node died is not waited for.
-func (l *pgLock) take(ctx context.Context, c *pgx.Conn, key string) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(pgLockRow, key).QueryRow(func(row pgx.Row) error { return row.Scan(&l.floor) })
-	if id, err := strconv.ParseInt(strings.TrimPrefix(key, "lobby:"), 10, 64); err == nil && strings.HasPrefix(key, "lobby:") {
-		b.Queue("SAVEPOINT fence")
-		b.Queue(pgLockFence, id)
-		b.Queue("ROLLBACK TO SAVEPOINT fence")
-	}
-	b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var e OutboxEvent
-			var id, at int64
-			if err := rows.Scan(&id, &e.Key, &e.Data, &at); err != nil {
-				return err
-			}
-			e.ID, e.CreatedAt = uint64(id), fromTS(at)
-			l.left = append(l.left, e)
+// pipeline sends the statements queue queues on the lock's connection in one round trip and
+// reads their answers. On an error the session is dropped (the pool does not lend it again),
+// and with it the lock should it hold it; with keep, not when the error is one PostgreSQL
+// answered (a statement failed, the session is as it was).
+func (p *pgHold) pipeline(ctx context.Context, keep bool, queue func(b *pgx.Batch)) error {
+	return p.conn.Raw(func(dc any) error {
+		b := &pgx.Batch{}
+		queue(b)
+		err := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b).Close()
+		var pgErr *pgconn.PgError
+		if err == nil || keep && errors.As(err, &pgErr) && pgErr.Severity != "FATAL" {
+			return err
 		}
-		return rows.Err()
-	})
-	return c.SendBatch(ctx, b).Close()
-}
-
-// unlock records last when it is above the floor, deletes the published events, and ends the
-// lock's transaction.
-func (l *pgLock) unlock(last uint64, published []uint64) {
-	u := unlocking{last: int64(last), published: make([]int64, len(published))}
-	for i, id := range published {
-		u.published[i] = int64(id)
-	}
-	l.release <- u
-	<-l.done
-}
-
-// rollback ends a failed transaction of c; when it cannot, the connection is dropped from the
-// pool rather than lent again inside it.
-func rollback(ctx context.Context, c *pgx.Conn) error {
-	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 		return errors.Join(err, driver.ErrBadConn)
+	})
+}
+
+// unlock deletes the published events, then frees the lock, and gives the connection back.
+func (p *pgHold) unlock(published []uint64) {
+	ids := make([]int64, len(published))
+	for i, id := range published {
+		ids[i] = int64(id)
+	}
+	_ = p.pipeline(context.Background(), false, func(b *pgx.Batch) {
+		if len(ids) > 0 {
+			b.Queue("BEGIN")
+			b.Queue(pgLockDelete, ids)
+			b.Queue("COMMIT")
+		}
+		if p.generic {
+			b.Queue(pgLockReset)
+		}
+		b.Queue(pgLockFree, orderLockSpace, lockID(p.key))
+	})
+	p.conn.Close()
+}
+
+// withTx is WithTx on a hold's store s: the transaction runs on the lock's connection, and its
+// commit, sent with the floor's record in one round trip, records last().
+func (p *pgHold) withTx(ctx context.Context, s *DB, fn func(Store) error) error {
+	ctx = uncancelled(ctx)
+	if _, err := p.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	inner := *s
+	inner.tx, inner.txChanged, inner.hold = true, new(bool), nil
+	defer func() {
+		if *inner.txChanged {
+			s.memo.changed()
+		}
+	}()
+	if err := fn(&inner); err != nil {
+		if _, rerr := p.conn.ExecContext(ctx, "ROLLBACK"); rerr != nil {
+			// The session is in a transaction it cannot end: the unlock drops it.
+			return errors.Join(err, fmt.Errorf("store: rollback: %w", rerr))
+		}
+		return err
+	}
+	// A failed statement ends the transaction (COMMIT then rolls it back), not the session.
+	err := p.pipeline(ctx, true, func(b *pgx.Batch) {
+		if p.last != nil {
+			b.Queue(pgRecordFloor, p.key, int64(p.last()))
+		}
+		b.Queue("COMMIT")
+	})
+	if err != nil {
+		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// recordFloor adds to a statement whose first common table expression t finds the row it
+// changes (StoreLobbyMessages on PostgreSQL) the record of a hold's floor, made when t found it:
+// another common table expression, f.
+func (p *pgHold) recordFloor(q *strings.Builder, args []any) []any {
+	if p == nil || p.last == nil {
+		return args
+	}
+	q.WriteString(`, f AS (INSERT INTO order_locks (key, last_id) SELECT ?::TEXT, ?::BIGINT WHERE EXISTS (SELECT 1 FROM t)
+		ON CONFLICT (key) DO UPDATE SET last_id = GREATEST(order_locks.last_id, EXCLUDED.last_id))`)
+	return append(args, p.key, int64(p.last()))
 }

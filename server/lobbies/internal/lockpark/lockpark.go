@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/order"
 )
 
 // Park keeps released locks by key. Make one with New.
@@ -26,9 +27,9 @@ type Park struct {
 
 // kept is a lock of the park.
 type kept struct {
-	release func()
-	since   time.Time // when it was taken
-	timer   clock.Timer
+	held  order.Held
+	since time.Time // when it was taken
+	timer clock.Timer
 }
 
 // New returns a park that keeps a lock for linger after its last use, unless it has been held
@@ -39,29 +40,29 @@ func New(c clock.Clock, linger, max time.Duration) *Park {
 
 // Take hands out the lock of key the park keeps, with when it was taken, and forgets it; false
 // when it keeps none (the caller takes the lock itself).
-func (p *Park) Take(key uint64) (release func(), since time.Time, ok bool) {
+func (p *Park) Take(key uint64) (held order.Held, since time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	k := p.held[key]
 	if k == nil {
-		return nil, time.Time{}, false
+		return order.Held{}, time.Time{}, false
 	}
 	delete(p.held, key)
 	k.timer.Stop()
 	p.wg.Done()
-	return k.release, k.since, true
+	return k.held, k.since, true
 }
 
-// Put keeps the lock of key, taken at since and released by release, for Linger; it is released
-// now when it has been held Max already or the park is closed. Call it instead of release.
-func (p *Park) Put(key uint64, since time.Time, release func()) {
+// Put keeps held, the lock of key taken at since, for Linger; it is released now when it has
+// been held Max already or the park is closed. Call it instead of held.Release.
+func (p *Park) Put(key uint64, since time.Time, held order.Held) {
 	p.mu.Lock()
 	if p.closed || p.clock.Now().Sub(since) >= p.max || p.held[key] != nil {
 		p.mu.Unlock()
-		release()
+		held.Release()
 		return
 	}
-	k := &kept{release: release, since: since}
+	k := &kept{held: held, since: since}
 	p.wg.Add(1)
 	k.timer = p.clock.AfterFunc(p.linger, func() { // owned by the park: Take stops it, Close waits
 		p.mu.Lock()
@@ -72,7 +73,7 @@ func (p *Park) Put(key uint64, since time.Time, release func()) {
 		delete(p.held, key)
 		p.mu.Unlock()
 		defer p.wg.Done()
-		k.release()
+		k.held.Release()
 	})
 	p.held[key] = k
 	p.mu.Unlock()
@@ -88,7 +89,7 @@ func (p *Park) Close() {
 	p.mu.Unlock()
 	for _, k := range held { // a timer that fires meanwhile finds its lock gone
 		k.timer.Stop()
-		k.release()
+		k.held.Release()
 		p.wg.Done()
 	}
 	p.wg.Wait()

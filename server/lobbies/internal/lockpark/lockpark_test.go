@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/internal/clock"
+	"sdkpp/server/order"
 )
 
 // A lock put back is handed out again while it lingers, and released once it has been idle for
@@ -15,7 +16,7 @@ func TestParkKeepsLocksALinger(t *testing.T) {
 	c := clock.NewFake(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
 	p := New(c, 2*time.Millisecond, 20*time.Millisecond)
 	released := map[uint64]int{}
-	release := func(key uint64) func() { return func() { released[key]++ } }
+	release := func(key uint64) order.Held { return order.Held{Release: func() { released[key]++ }} }
 
 	_, _, ok := p.Take(1)
 	require.False(t, ok, "nothing kept yet")
