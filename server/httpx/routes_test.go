@@ -19,7 +19,9 @@ func TestAdmittedAndJSONErrors(t *testing.T) {
 	mux.HandleFunc("DELETE /things/{id}", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	// A route without wildcards is served by its handler at once, the request's Pattern set as
 	// ServeMux sets it.
-	mux.HandleFunc("GET /plain", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Pattern+" "+r.PathValue("id")) })
+	mux.HandleFunc("GET /plain", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.Pattern+" "+r.PathValue("id"))
+	})
 	log := slog.New(slog.DiscardHandler)
 	refuse := map[string]bool{}
 	admit := func(w http.ResponseWriter, r *http.Request, pattern string) bool {
