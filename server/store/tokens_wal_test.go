@@ -70,7 +70,7 @@ func BenchmarkInsertTokens(b *testing.B) {
 	b.ReportMetric(float64(wal.Size())/float64(pageSize+24)/float64(b.N), "pages/token") // a frame: a 24-byte header and a page
 }
 
-// Tokens inserted at once share a statement on PostgreSQL (tokenBatch) and a commit on SQLite;
+// Tokens inserted at once share a statement on PostgreSQL and a commit on SQLite (the token writer);
 // either way each caller gets its own token's outcome: a taken id fails alone.
 func TestInsertTokensAtOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *DB) {
