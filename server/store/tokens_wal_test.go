@@ -96,3 +96,26 @@ func TestInsertTokensAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// A group of the token writer in which one id is taken stores the others and fails that one
+// alone, on either store's flush.
+func TestTokenGroupWithATakenID(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		ctx := context.Background()
+		exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		require.NoError(t, s.InsertToken(ctx, testToken(2, exp)))
+		flush := s.insertTokensPostgres
+		if s.group != nil {
+			flush = s.insertTokensSQLite
+		}
+		errs := make([]error, 3)
+		require.NoError(t, flush(ctx, []*Token{testToken(1, exp), testToken(2, exp), testToken(3, exp)}, errs))
+		assert.NoError(t, errs[0])
+		assert.True(t, s.isUnique(errs[1]), "the taken id: %v", errs[1])
+		assert.NoError(t, errs[2])
+		for _, id := range []uint64{1, 3} {
+			_, err := s.GetToken(ctx, id)
+			assert.NoError(t, err, "token %d", id)
+		}
+	})
+}
