@@ -10,12 +10,16 @@
 //
 // Both run on the store -store names: SQLite in a fresh data directory (the default), or
 // PostgreSQL, in a fresh database of the server whose admin URL is given (postgres://...).
+// Beside the rates, the CPU per request (this process's, and a PostgreSQL server's when it runs
+// on this machine, read from /proc) gives a ratio that depends less on what else the machine runs.
 //
 // Run by bench/run.sh (make bench), once per store.
 package main
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +32,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +44,8 @@ import (
 	"sdkpp/server"
 	"sdkpp/server/browser"
 	"sdkpp/server/ratelimit"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, to find the server's processes
 )
 
 func main() {
@@ -60,6 +67,7 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 		RateLimits: ratelimit.Config{Disabled: true},
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}
 	label := "SQLite"
+	var pg *postgresCPU // the PostgreSQL server's processes, when they are on this machine
 	if storeName == "sqlite" {
 		dir, err := os.MkdirTemp("", "sdkpp-bench-auth-")
 		if err != nil {
@@ -74,6 +82,9 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 		}
 		defer drop()
 		cfg.Store, label = u, "PostgreSQL"
+		if pg, err = findPostgres(u); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: the PostgreSQL server's CPU is not measured:", err)
+		}
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
@@ -126,6 +137,7 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 	const turns = 10
 	var ratios, ourRates, baseRates []float64
 	var ourCPU, baseCPU cpuMeter
+	var pgTime time.Duration // the PostgreSQL server's CPU over the token endpoint's turns
 	for range turns {
 		// Each turn starts from a collected heap, so that neither pays for the other's garbage
 		// (the anchor, which allocates little, would otherwise finish the cycles ours began).
@@ -135,8 +147,10 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 			return err
 		}
 		ourCPU.start()
+		pg0 := pg.used()
 		ours, err := load(srv.APIURL()+"/oauth2/token", form, workers, dur/turns)
 		ourCPU.stop(ours * (dur / turns).Seconds())
+		pgTime += pg.used() - pg0
 		stop()
 		if err != nil {
 			return err
@@ -155,9 +169,93 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 		median(baseRates), baseCPU.perRequest())
 	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx)\n",
 		median(ourRates), ourCPU.perRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios))
-	fmt.Println("  (CPU: this process's, clients and server together, over all turns, without a PostgreSQL")
-	fmt.Println("   server's own: on a shared machine the rates depend on the cores left to it, CPU much less)")
+	// The CPU ratio depends much less than the rates on what else the machine runs.
+	if pg != nil && ourCPU.requests > 0 {
+		pgPer := float64(pgTime.Microseconds()) / ourCPU.requests
+		fmt.Printf("  the PostgreSQL server's own CPU over sdkpp's turns                                 %5.1f us/req  CPU ratio with it %.2fx\n",
+			pgPer, baseCPU.perRequest()/(ourCPU.perRequest()+pgPer))
+	} else if ourCPU.requests > 0 {
+		fmt.Printf("  CPU ratio (the anchor's CPU per request over sdkpp's)                                             %.2fx\n",
+			baseCPU.perRequest()/ourCPU.perRequest())
+	}
+	fmt.Println("  (CPU: this process's, clients and server together, over all turns; a PostgreSQL server's")
+	fmt.Println("   on its own line: on a shared machine the rates depend on the cores left, CPU much less)")
 	return nil
+}
+
+// postgresCPU measures the CPU time of a PostgreSQL server on this machine: its postmaster's
+// children that run (the sessions, the background processes) and those that ended (which the
+// postmaster has reaped).
+type postgresCPU struct{ postmaster int }
+
+// findPostgres finds the server of dsn through the process of a session of its own: its parent
+// is the postmaster.
+func findPostgres(dsn string) (*postgresCPU, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	var backend int
+	if err := db.QueryRow(`SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		return nil, err
+	}
+	f, err := procStat(backend)
+	if err != nil {
+		return nil, fmt.Errorf("the server is not on this machine: %w", err)
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return nil, err
+	}
+	return &postgresCPU{postmaster: ppid}, nil
+}
+
+// procStat returns the fields of /proc/pid/stat after the command's name (state first).
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 15 {
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	return f, nil
+}
+
+// used returns the server's CPU time so far; zero on a nil postgresCPU.
+func (p *postgresCPU) used() time.Duration {
+	if p == nil {
+		return 0
+	}
+	const tick = 10 * time.Millisecond // /proc counts in USER_HZ, 100 on Linux
+	ticks := func(fs ...string) (n int64) {
+		for _, f := range fs {
+			v, _ := strconv.ParseInt(f, 10, 64)
+			n += v
+		}
+		return n
+	}
+	var total int64
+	if f, err := procStat(p.postmaster); err == nil {
+		total += ticks(f[11], f[12], f[13], f[14]) // its own, and its ended children's
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f, err := procStat(pid); err == nil && f[1] == strconv.Itoa(p.postmaster) {
+			total += ticks(f[11], f[12])
+		}
+	}
+	return time.Duration(total) * tick
 }
 
 // startProfile starts a CPU profile of turn's load of the token endpoint, in the file profile.turn

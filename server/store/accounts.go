@@ -301,14 +301,14 @@ const tokenColumns = `id, hash, legacy, kind, authorization_id, app_id, user_id,
 // tokenPlaceholders are the placeholders of one row of tokenColumns.
 const tokenPlaceholders = `(?,?,?,?,?,?,?,?,?,?,?,?)`
 
-// InsertToken inserts t; on PostgreSQL, outside a transaction, in one statement with the tokens
-// other callers insert at the same moment (tokenBatch). New tokens' ids are snowflakes, which
+// InsertToken inserts t; outside a transaction, together with the tokens other callers insert
+// at the same moment (newTokenWriter). New tokens' ids are snowflakes, which
 // grow with time: each row goes to the end of the table's key, where the rows inserted just
 // before it went, so that a commit of several tokens writes a page or two instead of one per
 // token (as a random key, such as the hash, would).
 func (s *DB) InsertToken(ctx context.Context, t *Token) error {
 	if s.tokens != nil && !s.tx {
-		return s.tokens.insert(ctx, s, t)
+		return s.tokens.Write(ctx, t)
 	}
 	return s.insertToken(ctx, t)
 }

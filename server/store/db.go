@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"sdkpp/server/internal/groupwrite"
 )
 
 // querier is what *sql.DB and *sql.Tx have in common.
@@ -44,9 +46,9 @@ type DB struct {
 	checkpoints *checkpointer
 	// memoListener, on PostgreSQL, empties the memo when another node changes what it keeps.
 	memoListener *memoListener
-	// tokens, on PostgreSQL, joins the tokens inserted at once into one statement; nil on
-	// SQLite, whose group commit shares one commit between them.
-	tokens *tokenBatch
+	// tokens stores the tokens inserted at once outside transactions together
+	// (newTokenWriter).
+	tokens *groupwrite.Writer[*Token]
 
 	// group shares SQLite's transactions between the WithTx calls that run at once; nil on
 	// PostgreSQL, whose connections write transactions side by side.
@@ -286,6 +288,9 @@ func (s *DB) migrate(ctx context.Context) error {
 func (s *DB) Close() error {
 	if s.tx {
 		return errors.New("store: Close inside a transaction")
+	}
+	if s.tokens != nil {
+		s.tokens.Close() // the tokens being stored are stored
 	}
 	if s.cache != nil {
 		s.cache.Close()

@@ -105,8 +105,8 @@ func TestGroupCommitSingleStatements(t *testing.T) {
 func testGroupCommitSingleStatements(t *testing.T, s *DB) {
 	ctx := context.Background()
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	insert := func(id uint64) error {
-		return s.InsertToken(ctx, &Token{ID: id, Hash: []byte("h"), Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp})
+	insert := func(id uint64) error { // one statement through the group commit, not the token writer
+		return s.insertToken(ctx, &Token{ID: id, Hash: []byte("h"), Kind: AccessToken, AuthorizationID: 1, AppID: 1, UserID: 2, ExpiresAt: exp})
 	}
 	const taken = 1
 	require.NoError(t, insert(taken))

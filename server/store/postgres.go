@@ -80,7 +80,8 @@ func OpenPostgres(ctx context.Context, dsn string, o PostgresOptions) (*DB, erro
 	}
 	// Other processes write the database: the memo keeps only what the database notifies
 	// changes of, while it is heard (see memo).
-	s := &DB{db: db, d: postgresDialect(), memo: newMemo(false), opts: opts, tokens: &tokenBatch{}}
+	s := &DB{db: db, d: postgresDialect(), memo: newMemo(false), opts: opts}
+	s.tokens = s.newTokenWriter()
 	s.q = s.querierOn(nil)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

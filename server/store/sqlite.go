@@ -58,6 +58,7 @@ func OpenSQLite(ctx context.Context, dataDir string) (*DB, error) {
 	s := &DB{db: db, d: sqliteDialect(), cache: newStmtCache(db), memo: newMemo(true),
 		opts: &dbOptions{now: time.Now}}
 	s.group = &groupCommit{s: s}
+	s.tokens = s.newTokenWriter()
 	s.q = s.querierOn(nil)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()

@@ -70,7 +70,7 @@ func BenchmarkInsertTokens(b *testing.B) {
 	b.ReportMetric(float64(wal.Size())/float64(pageSize+24)/float64(b.N), "pages/token") // a frame: a 24-byte header and a page
 }
 
-// Tokens inserted at once share a statement on PostgreSQL (tokenBatch) and a commit on SQLite;
+// Tokens inserted at once share a statement on PostgreSQL and a commit on SQLite (the token writer);
 // either way each caller gets its own token's outcome: a taken id fails alone.
 func TestInsertTokensAtOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, s *DB) {
@@ -93,6 +93,29 @@ func TestInsertTokensAtOnce(t *testing.T) {
 			got, err := s.GetToken(ctx, uint64(i))
 			require.NoError(t, err)
 			assert.Equal(t, AccessToken, got.Kind)
+		}
+	})
+}
+
+// A group of the token writer in which one id is taken stores the others and fails that one
+// alone, on either store's flush.
+func TestTokenGroupWithATakenID(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		ctx := context.Background()
+		exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		require.NoError(t, s.InsertToken(ctx, testToken(2, exp)))
+		flush := s.insertTokensPostgres
+		if s.group != nil {
+			flush = s.insertTokensSQLite
+		}
+		errs := make([]error, 3)
+		require.NoError(t, flush(ctx, []*Token{testToken(1, exp), testToken(2, exp), testToken(3, exp)}, errs))
+		assert.NoError(t, errs[0])
+		assert.True(t, s.isUnique(errs[1]), "the taken id: %v", errs[1])
+		assert.NoError(t, errs[2])
+		for _, id := range []uint64{1, 3} {
+			_, err := s.GetToken(ctx, id)
+			assert.NoError(t, err, "token %d", id)
 		}
 	})
 }

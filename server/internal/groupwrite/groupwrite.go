@@ -1,0 +1,173 @@
+// Package groupwrite joins the writes that callers make at the same moment into groups, each
+// written by one call of a flush function (a group commit): one statement, round trip and commit
+// for the whole group instead of one of each per write.
+//
+// No goroutine of its own and no timer: the first caller flushes at once, alone when it is
+// alone, so a write that meets no other pays no wait. The callers who come while a group is
+// being flushed wait, and together form the next group, which the first of them flushes once
+// the previous one is done: the busier the writes, the larger the groups. Before it takes its
+// group, the flusher may let the goroutines that are ready to run go first (Options.Yields), so
+// that those about to write join it. Every caller returns only once the flush that holds its
+// write has returned, so an answer that follows a write is never sent before the write is
+// stored.
+package groupwrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// ErrClosed is what Write returns once the Writer is closed.
+var ErrClosed = errors.New("groupwrite: closed")
+
+// Flush writes a group of items, in the order their callers came. It may set errs[i] (errs is
+// as long as items) for an item that failed alone; a non-nil return fails every item of the
+// group with that error, and must then leave none of them written. Its context is the first
+// caller's, without its cancellation (the group is several callers').
+type Flush[T any] func(ctx context.Context, items []T, errs []error) error
+
+// Writer groups the writes of its callers; see the package documentation. Its zero value is
+// not usable: make one with New.
+type Writer[T any] struct {
+	flush Flush[T]
+	opts  Options
+
+	mu      sync.Mutex
+	pending []*waiter[T] // callers waiting for the next group, the first of them its flusher
+	running bool         // a group is being flushed
+	closed  bool
+	drained chan struct{} // made by Close while a group runs, closed when the last one ends
+}
+
+// waiter is one caller's write.
+type waiter[T any] struct {
+	item T
+	err  error
+	// wake says true once the item is flushed (err set), false when its caller is to flush the
+	// next group, which it heads.
+	wake chan bool
+}
+
+// Options tune a Writer.
+type Options struct {
+	// Max bounds how many items a group holds; less than 1 is 1.
+	Max int
+	// Yields is how many times the flusher of a group lets the goroutines that are ready to run
+	// go first (runtime.Gosched) before it takes its group, unless the group is full. On a busy
+	// process, the callers about to write are often ready but not running (every processor is
+	// busy): they then join this group instead of forming the next, and the per-flush cost (a
+	// commit, a statement, a round trip) is shared by more writes. When none is ready, a yield
+	// returns at once, so a lone write is not held.
+	Yields int
+}
+
+// New returns a Writer that flushes its groups with flush.
+func New[T any](opts Options, flush Flush[T]) *Writer[T] {
+	opts.Max = max(1, opts.Max)
+	return &Writer[T]{flush: flush, opts: opts}
+}
+
+// Write writes item in a group and returns once that group is flushed: with the item's own
+// error, the group's, or ErrClosed when the Writer was closed before item came.
+func (w *Writer[T]) Write(ctx context.Context, item T) error {
+	me := &waiter[T]{item: item, wake: make(chan bool, 1)}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.pending = append(w.pending, me)
+	if w.running {
+		w.mu.Unlock()
+		if <-me.wake {
+			return me.err
+		}
+		w.mu.Lock() // this caller flushes the next group: it is pending's first
+	}
+	w.running = true
+	for range w.opts.Yields {
+		if len(w.pending) >= w.opts.Max {
+			break
+		}
+		w.mu.Unlock()
+		runtime.Gosched()
+		w.mu.Lock()
+	}
+	n := min(len(w.pending), w.opts.Max)
+	group := w.pending[:n:n]
+	w.pending = w.pending[n:]
+	w.mu.Unlock()
+
+	defer w.handOn()
+	w.run(context.WithoutCancel(ctx), group)
+	for _, o := range group[1:] {
+		o.wake <- true
+	}
+	return me.err
+}
+
+// run flushes group and gives each of its waiters its outcome. A flush that panics fails the
+// whole group, whose other callers return, and the panic goes on up this caller's goroutine.
+func (w *Writer[T]) run(ctx context.Context, group []*waiter[T]) {
+	items := make([]T, len(group))
+	for i, o := range group {
+		items[i] = o.item
+	}
+	errs := make([]error, len(group))
+	var err error
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("groupwrite: the flush of a group of %d panicked: %v", len(group), r)
+			for _, o := range group {
+				o.err = err
+			}
+			for _, o := range group[1:] {
+				o.wake <- true
+			}
+			panic(r)
+		}
+	}()
+	err = w.flush(ctx, items, errs)
+	for i, o := range group {
+		if err != nil {
+			o.err = fmt.Errorf("groupwrite: a group of %d writes failed: %w", len(group), err)
+		} else {
+			o.err = errs[i]
+		}
+	}
+}
+
+// handOn wakes the first pending caller to flush the next group, or ends the running.
+func (w *Writer[T]) handOn() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) > 0 {
+		w.pending[0].wake <- false
+		return
+	}
+	w.running = false
+	if w.drained != nil {
+		close(w.drained)
+		w.drained = nil
+	}
+}
+
+// Close refuses further writes and returns once every write accepted before it is flushed and
+// its outcome given to its caller.
+func (w *Writer[T]) Close() {
+	w.mu.Lock()
+	w.closed = true
+	if !w.running {
+		w.mu.Unlock()
+		return
+	}
+	if w.drained == nil {
+		w.drained = make(chan struct{})
+	}
+	drained := w.drained
+	w.mu.Unlock()
+	<-drained
+}
