@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,6 +49,11 @@ func benchLobbyMessages(b *testing.B, s *DB, wal string) {
 	}
 	id := uint64(1 << 40)
 	msgs := make([]*LobbyMessage, group)
+	var lsn string // PostgreSQL's WAL position
+	if s.d.name == "postgres" {
+		require.NoError(b, s.db.QueryRowContext(ctx, `SELECT pg_current_wal_lsn()::TEXT`).Scan(&lsn))
+	}
+	cpu := processCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
 		lobby := uint64(1 + i%10*97)
@@ -61,9 +67,22 @@ func benchLobbyMessages(b *testing.B, s *DB, wal string) {
 		}
 	}
 	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/commit") // this process's, not a server's
+	if lsn != "" {
+		var bytes float64
+		require.NoError(b, s.db.QueryRowContext(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)`, lsn).Scan(&bytes))
+		b.ReportMetric(bytes/float64(b.N), "wal-bytes/commit")
+	}
 	if wal != "" {
 		fi, err := os.Stat(wal)
 		require.NoError(b, err)
 		b.ReportMetric(float64(fi.Size())/float64(pageSize+24)/float64(b.N), "frames/commit") // a frame: a 24-byte header and a page
 	}
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
