@@ -439,8 +439,8 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 				return ErrEpochMoved
 			}
 		}
-		// The lobby must exist; its row is read, not written. SQLite has one writer, so it
-		// cannot go before the commit; PostgreSQL's lock holds a deletion off, as in
+		// The lobby must exist; its row is read, not written. On SQLite, which has one writer,
+		// no deletion can come before the commit; on PostgreSQL the lock holds one off, as in
 		// storeLobbyMessages.
 		lookup := `SELECT id FROM lobbies WHERE id=?`
 		if s.d.name == "postgres" {
