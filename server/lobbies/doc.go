@@ -59,7 +59,9 @@
 // message, or KeepAlive (which the service calls when a member's gateway connection starts or
 // ends). While a member is connected (Connected) it does not expire. An expired lobby is
 // unknown at once; the goroutine of Start deletes it and sends LOBBY_DELETE, timed by the
-// service's clock.
+// service's clock. A message writes only itself, not its lobby: the store reads a lobby's newest
+// message as its latest activity, and that goroutine carries the stored expiry of a lobby its
+// messages keep alive forward when it comes, at most once per idle period.
 //
 // # Errors
 //

@@ -265,14 +265,14 @@ type pending = groupcommit.Pending
 // committed is the stored of a message that is already stored.
 func committed() error { return nil }
 
-// pendingOf is the accepted message m, as the writer commits it: with the lobby's activity times
-// and the application's webhook row.
+// pendingOf is the accepted message m, as the writer commits it: with the application's webhook
+// row. The message is its lobby's latest activity; its commit does not write the lobby.
 func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded, now time.Time) (*pending, error) {
 	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
 	if err != nil {
 		return nil, err
 	}
-	return &pending{Msg: m, Lobby: h.lobby, Hook: hook}, nil
+	return &pending{Msg: m, Hook: hook}, nil
 }
 
 // commitNow commits messages of h's lobby without the writer, on st (s.Store, or on a cluster

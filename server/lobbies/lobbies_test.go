@@ -19,6 +19,7 @@ import (
 
 	"sdkpp/server/lobbies"
 	"sdkpp/server/scopes"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -494,6 +495,64 @@ func TestIdleTimeout(t *testing.T) {
 		e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).OK(t, 200, nil)
 		e.clock.Advance(time.Second)
 		e.do("GET", "/lobbies/"+l2.ID, alice.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+	})
+}
+
+// Messages alone keep a lobby alive although they do not write its row (the store reads its
+// newest message): a lobby whose members only send messages, more often than its idle timeout,
+// lives for many idle periods, while one whose messages stopped expires its idle timeout after
+// the last. The janitor carries the first lobby's stored expiry forward instead of waking at once
+// again (a janitor that did would keep synctest.Wait from returning).
+func TestMessagesKeepLobbyAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.svc.Start()
+		defer e.svc.Close()
+		alice, bob := e.user("alice", e.app), e.user("bob", e.app)
+		chatty := e.join(alice, "chatty", map[string]any{"idle_timeout_seconds": 60})
+		quiet := e.join(bob, "quiet", map[string]any{"idle_timeout_seconds": 60})
+		e.clock.Advance(30 * time.Second)
+		e.send(bob, quiet.ID, "the last word") // quiet's timer runs out at 90 s
+		e.rec.take()
+		for elapsed := 30 * time.Second; elapsed < 5*time.Minute; elapsed += 40 * time.Second {
+			e.send(alice, chatty.ID, "still here")
+			e.clock.Advance(40 * time.Second)
+			synctest.Wait()
+			e.do("GET", "/lobbies/"+chatty.ID, alice.auth, nil).OK(t, 200, nil)
+			for _, ev := range e.rec.take() {
+				if ev.event == gwire.EventLobbyDelete {
+					require.Equal(t, quiet.ID, ev.data.(wire.LobbyDeleted).ID.String(), "deleted at %v", elapsed)
+					require.Equal(t, []uint64{bob.id}, ev.users)
+				}
+			}
+			if elapsed+40*time.Second >= 90*time.Second {
+				e.do("GET", "/lobbies/"+quiet.ID, bob.auth, nil).Fails(t, 404, wire.CodeUnknownLobby, "")
+			} else {
+				e.do("GET", "/lobbies/"+quiet.ID, bob.auth, nil).OK(t, 200, nil)
+			}
+			next, ok, err := e.st.NextLobbyExpiry(t.Context())
+			require.NoError(t, err)
+			require.True(t, ok, "at %v no lobby is left", elapsed)
+			require.True(t, next.After(e.clock.Now()), "at %v the janitor left a lobby due at %v", elapsed, next)
+		}
+		id := func(s string) uint64 {
+			n, err := strconv.ParseUint(s, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+		l, err := e.st.GetLobby(t.Context(), id(chatty.ID))
+		require.NoError(t, err, "the lobby kept alive by messages")
+		require.True(t, l.ExpiresAt.After(e.clock.Now()), "expires %v", l.ExpiresAt)
+		_, err = e.st.GetLobby(t.Context(), id(quiet.ID))
+		require.ErrorIs(t, err, store.ErrNotFound, "the lobby whose messages stopped is still stored")
+		// Once its messages stop too, the first expires its idle timeout after the last.
+		e.clock.Advance(20 * time.Second)
+		synctest.Wait()
+		e.rec.take()
+		_, err = e.st.GetLobby(t.Context(), id(chatty.ID))
+		require.ErrorIs(t, err, store.ErrNotFound, "the lobby is still stored a minute after its last message")
+		_, ok, _ := e.st.NextLobbyExpiry(t.Context())
+		require.False(t, ok, "a lobby is left")
 	})
 }
 

@@ -467,13 +467,24 @@ func (s *Service) ExpireIdle(ctx context.Context) (int, error) {
 			return deleted, err
 		}
 		for _, l := range due {
+			if now.Before(l.ExpiresAt) {
+				// Kept alive by its messages, which do not write their lobby: its stored expiry
+				// catches up, once per idle period, and nothing anyone sees changes.
+				if err := s.Store.TouchLobby(ctx, l.ID, l.LastActivityAt, l.ExpiresAt); err != nil {
+					return deleted, err
+				}
+				continue
+			}
 			err := s.tx(ctx, func(st store.Store, out *outbox) error {
 				cur, err := st.GetLobby(ctx, l.ID)
-				if errors.Is(err, store.ErrNotFound) || (err == nil && now.Before(cur.ExpiresAt)) {
-					return nil // gone or active again meanwhile
+				if errors.Is(err, store.ErrNotFound) {
+					return nil // gone meanwhile
 				}
 				if err != nil {
 					return err
+				}
+				if now.Before(cur.ExpiresAt) { // active again meanwhile, maybe by a message
+					return st.TouchLobby(ctx, cur.ID, cur.LastActivityAt, cur.ExpiresAt)
 				}
 				if alive, err := s.anyConnected(ctx, st, cur); err != nil || alive {
 					if err == nil { // a connected member keeps it: its idle timer starts again

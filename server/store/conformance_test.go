@@ -53,7 +53,7 @@ func openDir(t *testing.T) *DB {
 }
 
 // postgresDatabase returns the URL of a fresh migrated PostgreSQL database for t.
-func postgresDatabase(t *testing.T) string {
+func postgresDatabase(t testing.TB) string {
 	t.Helper()
 	return pgtest.Database(t, "sdkpp_schema_"+PostgresSchemaID(), func(u string) error {
 		s, err := OpenPostgres(context.Background(), u, PostgresOptions{})
@@ -65,7 +65,7 @@ func postgresDatabase(t *testing.T) string {
 }
 
 // openPostgres opens a store on a fresh PostgreSQL database that the test closes when it ends.
-func openPostgres(t *testing.T) *DB {
+func openPostgres(t testing.TB) *DB {
 	t.Helper()
 	s, err := OpenPostgres(context.Background(), postgresDatabase(t), PostgresOptions{})
 	require.NoError(t, err)

@@ -21,11 +21,15 @@ type Lobby struct {
 	SecretExpiresAt time.Time
 	// FromSecret tells that the lobby was made by PUT /lobbies (only those can be left by their
 	// members), even after its secret expired.
-	FromSecret     bool
-	Metadata       map[string]string
-	IdleTimeout    time.Duration // whole seconds
+	FromSecret  bool
+	Metadata    map[string]string
+	IdleTimeout time.Duration // whole seconds
+	// LastActivityAt is the lobby's latest activity: a change of the lobby (written with it), or
+	// its newest message, which the store reads from the messages. A message writes only itself,
+	// not its lobby's row.
 	LastActivityAt time.Time
-	// ExpiresAt is LastActivityAt + IdleTimeout: from then on the lobby is gone.
+	// ExpiresAt is LastActivityAt + IdleTimeout: from then on the lobby is gone. Read, it is the
+	// later of the stored expiry and the newest message's time + IdleTimeout.
 	ExpiresAt time.Time
 	CreatedAt time.Time
 }
@@ -63,16 +67,22 @@ type LobbyStore interface {
 	CreateLobby(ctx context.Context, l *Lobby) error
 	// UpdateLobby writes every field of l but ID, AppID and CreatedAt.
 	UpdateLobby(ctx context.Context, l *Lobby) error
-	// TouchLobby sets only a lobby's activity times (a message was sent in it).
+	// TouchLobby sets a lobby's stored activity times when its stored expiry is before expires,
+	// and does nothing otherwise (nor when there is no such lobby): the idle sweep carries a
+	// lobby kept alive by its messages forward so, once per idle period.
 	TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error
 	GetLobby(ctx context.Context, id uint64) (*Lobby, error)
 	GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error)
 	// DeleteLobby deletes the lobby with its members, messages and channel link; ErrNotFound when
 	// none.
 	DeleteLobby(ctx context.Context, id uint64) error
-	// ExpiredLobbies returns up to limit lobbies whose ExpiresAt is at or before now, earliest first.
+	// ExpiredLobbies returns up to limit lobbies whose stored expiry is at or before now, earliest
+	// first. Their ExpiresAt counts their messages, as GetLobby's does: one whose newest message
+	// is younger than its idle timeout has an ExpiresAt after now, and the caller carries its
+	// stored expiry forward (TouchLobby) or it is returned again.
 	ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error)
-	// NextLobbyExpiry returns the earliest ExpiresAt of any lobby; ok is false when there is none.
+	// NextLobbyExpiry returns the earliest stored expiry of any lobby, a lower bound of the
+	// earliest ExpiresAt (messages only move a lobby's later); ok is false when there is none.
 	NextLobbyExpiry(ctx context.Context) (t time.Time, ok bool, err error)
 	// ListUserLobbies returns the lobbies of app that user is a member of, expired or not, by id.
 	ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error)
@@ -99,13 +109,14 @@ type LobbyStore interface {
 	// one statement for up to a hundred of them.
 	InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error
 	// StoreLobbyMessages stores messages of lobby id with the webhook deliveries queued beside
-	// them, the lobby's latest activity times (TouchLobby) and, when out is not nil, the events
-	// out tells of in the outbox (AddOutbox each, their ids set in out.IDs), all or nothing:
+	// them and, when out is not nil, the events out tells of in the outbox (AddOutbox each, their
+	// ids set in out.IDs), all or nothing; it does not write the lobby (the messages are its
+	// latest activity, see Lobby.LastActivityAt):
 	// ErrNotFound, with nothing stored, when the lobby does not exist; ErrEpochMoved, with
 	// nothing stored, when out has an epoch check that fails. On PostgreSQL it is one statement
 	// (one round trip, the epoch's check included) for up to a hundred messages, deliveries and
 	// events.
-	StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error
+	StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
@@ -152,16 +163,34 @@ func readProps(s, what string) (map[string]string, error) {
 const lobbyColumns = `id, app_id, secret_hash, secret_expires_at, from_secret, metadata, idle_timeout_seconds,
 	last_activity_at, expires_at, created_at`
 
+// newestLobbyMessageAt is the time of the newest message of the lobby of the row of lobbies
+// being read, 0 when it has none: one step down the index lobby_messages_lobby (lobby_id, id).
+const newestLobbyMessageAt = `COALESCE((SELECT m.created_at FROM lobby_messages m WHERE m.lobby_id = lobbies.id
+	ORDER BY m.id DESC LIMIT 1), 0)`
+
+// lobbyReadColumns are what scanLobby reads: the lobby's columns and its newest message's time.
+const lobbyReadColumns = lobbyColumns + `, ` + newestLobbyMessageAt
+
+// lobbyAliveByMessage is the condition that the lobby of the row of lobbies being read has a
+// message younger than its idle timeout at the argument (a time, ts).
+const lobbyAliveByMessage = newestLobbyMessageAt + ` + idle_timeout_seconds * 1000000000 > ?`
+
+// scanLobby reads lobbyReadColumns: the activity times are the later of the stored ones and
+// those the newest message gives.
 func scanLobby(row interface{ Scan(...any) error }) (*Lobby, error) {
 	var l Lobby
 	var meta string
 	var fromSecret int
-	var idle, secretExp, last, exp, created int64
-	err := row.Scan(&l.ID, &l.AppID, &l.SecretHash, &secretExp, &fromSecret, &meta, &idle, &last, &exp, &created)
+	var idle, secretExp, last, exp, created, newest int64
+	err := row.Scan(&l.ID, &l.AppID, &l.SecretHash, &secretExp, &fromSecret, &meta, &idle, &last, &exp, &created, &newest)
 	if err != nil {
 		return nil, notFound(err)
 	}
 	l.FromSecret, l.IdleTimeout = fromSecret != 0, time.Duration(idle)*time.Second
+	if newest != 0 {
+		last = max(last, newest)
+		exp = max(exp, newest+int64(l.IdleTimeout))
+	}
 	l.SecretExpiresAt, l.LastActivityAt, l.ExpiresAt, l.CreatedAt = fromTS(secretExp), fromTS(last), fromTS(exp), fromTS(created)
 	if l.Metadata, err = readProps(meta, "lobby metadata"); err != nil {
 		return nil, err
@@ -191,8 +220,9 @@ func (s *DB) UpdateLobby(ctx context.Context, l *Lobby) error {
 }
 
 func (s *DB) TouchLobby(ctx context.Context, id uint64, lastActivity, expires time.Time) error {
-	return mustAffect(s.q.ExecContext(ctx, `UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=?`,
-		ts(lastActivity), ts(expires), id))
+	_, err := s.q.ExecContext(ctx, `UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=? AND expires_at<?`,
+		ts(lastActivity), ts(expires), id, ts(expires))
+	return err
 }
 
 // nilIfEmpty stores an empty hash as NULL, which the unique index does not compare.
@@ -204,11 +234,11 @@ func nilIfEmpty(b []byte) any {
 }
 
 func (s *DB) GetLobby(ctx context.Context, id uint64) (*Lobby, error) {
-	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE id=?`, id))
+	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyReadColumns+` FROM lobbies WHERE id=?`, id))
 }
 
 func (s *DB) GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []byte) (*Lobby, error) {
-	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=? AND secret_hash=?`,
+	return scanLobby(s.q.QueryRowContext(ctx, `SELECT `+lobbyReadColumns+` FROM lobbies WHERE app_id=? AND secret_hash=?`,
 		appID, secretHash))
 }
 
@@ -229,7 +259,7 @@ func (s *DB) DeleteLobby(ctx context.Context, id uint64) error {
 }
 
 func (s *DB) ExpiredLobbies(ctx context.Context, now time.Time, limit int) ([]Lobby, error) {
-	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE expires_at<=?
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyReadColumns+` FROM lobbies WHERE expires_at<=?
 		ORDER BY expires_at, id LIMIT ?`, ts(now), limit)
 	if err != nil {
 		return nil, err
@@ -246,7 +276,7 @@ func (s *DB) NextLobbyExpiry(ctx context.Context) (time.Time, bool, error) {
 }
 
 func (s *DB) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby, error) {
-	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies WHERE app_id=?
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyReadColumns+` FROM lobbies WHERE app_id=?
 		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?) ORDER BY id`, appID, userID)
 	if err != nil {
 		return nil, err
@@ -256,8 +286,8 @@ func (s *DB) ListUserLobbies(ctx context.Context, appID, userID uint64) ([]Lobby
 
 func (s *DB) CountUserLobbies(ctx context.Context, appID, userID uint64, now time.Time) (int, error) {
 	var n int
-	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM lobbies WHERE app_id=? AND expires_at>?
-		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?)`, appID, ts(now), userID).Scan(&n)
+	err := s.q.QueryRowContext(ctx, `SELECT COUNT(*) FROM lobbies WHERE app_id=? AND (expires_at>? OR `+lobbyAliveByMessage+`)
+		AND id IN (SELECT lobby_id FROM lobby_members WHERE user_id=?)`, appID, ts(now), ts(now), userID).Scan(&n)
 	return n, err
 }
 
@@ -382,7 +412,7 @@ func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	return err
 }
 
-func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
+func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage, hooks []*WebhookDelivery, out *OutboxRows) error {
 	var check *OutboxRows // its epoch
 	if out != nil && out.EpochKey != "" {
 		check = out
@@ -392,7 +422,7 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 	}
 	if s.d.name == "postgres" && len(ms) <= maxRowsPerInsert && len(hooks) <= maxRowsPerInsert &&
 		(out == nil || len(out.Data) <= maxRowsPerInsert) {
-		err := s.storeLobbyMessages(ctx, id, lastActivity, expires, ms, hooks, out, check)
+		err := s.storeLobbyMessages(ctx, id, ms, hooks, out, check)
 		if errors.Is(err, ErrNotFound) && check != nil { // the lobby is gone, or the epoch moved
 			if e, eerr := s.SharedEpoch(ctx, check.EpochKey); eerr == nil && e != check.Epoch {
 				return ErrEpochMoved
@@ -409,6 +439,17 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 				return ErrEpochMoved
 			}
 		}
+		// The lobby must exist; its row is read, not written. On SQLite, which has one writer,
+		// no deletion can come before the commit; on PostgreSQL the lock holds one off, as in
+		// storeLobbyMessages.
+		lookup := `SELECT id FROM lobbies WHERE id=?`
+		if s.d.name == "postgres" {
+			lookup += ` FOR KEY SHARE`
+		}
+		var found uint64
+		if err := tx.q.QueryRowContext(ctx, lookup, id).Scan(&found); err != nil {
+			return notFound(err)
+		}
 		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
 			return err
 		}
@@ -416,9 +457,6 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 			if err := tx.EnqueueWebhook(ctx, h); err != nil {
 				return err
 			}
-		}
-		if err := tx.TouchLobby(ctx, id, lastActivity, expires); err != nil {
-			return err
 		}
 		if out == nil {
 			return nil
@@ -435,25 +473,28 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, lastActivity, ex
 	})
 }
 
-// storeLobbyMessages is StoreLobbyMessages on PostgreSQL: the lobby's update and the inserts in
-// one statement, the inserts made only when the update found the lobby. Its rows' values are
-// typed (the VALUES list of an INSERT ... SELECT takes no type from the columns).
+// storeLobbyMessages is StoreLobbyMessages on PostgreSQL: the lobby's lookup and the inserts in
+// one statement, the inserts made only when the lookup found the lobby. The lookup locks the
+// lobby's row FOR KEY SHARE, which writes no new row version and no index entry (an UPDATE of
+// the row did both) but still waits for a deletion of the lobby in progress on another node and
+// then finds it gone, as the update did. Its rows' values are typed (the VALUES list of an
+// INSERT ... SELECT takes no type from the columns).
 //
 // The outbox's ids are drawn from its sequence first and given to the rows by rank: the
 // smallest to out.Data[0], and so on. So the ids grow in out.Data's order by construction, not
 // by the order in which PostgreSQL happens to evaluate the sequence, which it does not promise;
 // sorted, they are out.Data's ids in order.
-func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, lastActivity, expires time.Time, ms []*LobbyMessage, hooks []*WebhookDelivery, out, check *OutboxRows) error {
+func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage, hooks []*WebhookDelivery, out, check *OutboxRows) error {
 	var q strings.Builder
-	args := make([]any, 0, 5+11*len(ms)+10*len(hooks)+2)
-	q.WriteString(`WITH t AS (UPDATE lobbies SET last_activity_at=?, expires_at=? WHERE id=?`)
-	args = append(args, ts(lastActivity), ts(expires), id)
+	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
+	q.WriteString(`WITH t AS (SELECT id FROM lobbies WHERE id=?`)
+	args = append(args, id)
 	if check != nil { // SharedEpoch's sum, in this statement's snapshot
 		q.WriteString(` AND (SELECT n FROM cache_epoch WHERE id = 1) +
 			COALESCE((SELECT last_id FROM order_locks WHERE key = ?::TEXT), 0) = ?::BIGINT`)
 		args = append(args, check.EpochKey, int64(check.Epoch))
 	}
-	q.WriteString(` RETURNING id)`)
+	q.WriteString(` FOR KEY SHARE)`)
 	if len(ms) > 0 {
 		q.WriteString(`, m AS (INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) SELECT * FROM (VALUES `)
 		for i, m := range ms {

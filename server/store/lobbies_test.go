@@ -223,7 +223,7 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	hooks := []*WebhookDelivery{{ID: 300, AppID: 1, EventType: "LOBBY_MESSAGE_CREATE", Body: []byte(`{"x":1}`),
 		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}}
 	out := &OutboxRows{Key: "lobby:100", Data: [][]byte{[]byte(`{"m":200}`), []byte(`{"m":201}`)}, At: later}
-	require.NoError(t, s.StoreLobbyMessages(ctx, 100, later, later.Add(time.Minute), ms, hooks, out))
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, ms, hooks, out))
 	require.Len(t, out.IDs, 2)
 	staged, err := s.ListOutbox(ctx, "lobby:100")
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	require.Equal(t, `{"x":1}`, string(d.Body))
 
 	// A lobby that is gone: nothing stored.
-	err = s.StoreLobbyMessages(ctx, 999, later, later, []*LobbyMessage{{ID: 202, LobbyID: 999, AppID: 1, AuthorID: 7,
+	err = s.StoreLobbyMessages(ctx, 999, []*LobbyMessage{{ID: 202, LobbyID: 999, AppID: 1, AuthorID: 7,
 		Content: "c", CreatedAt: later}}, []*WebhookDelivery{{ID: 301, AppID: 1, EventType: "E", Body: []byte("{}"),
 		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}},
 		&OutboxRows{Key: "lobby:999", Data: [][]byte{[]byte(`{"m":202}`)}, At: later})
@@ -288,7 +288,7 @@ func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	for _, events := range [][][]byte{{[]byte(`{"m":200}`)}, nil} { // with events, and none to stage
 		out := &OutboxRows{Key: "lobby:100", Data: events, At: now, EpochKey: "lobbies", Epoch: epoch}
 		id := uint64(200 + len(events))
-		require.NoError(t, s.StoreLobbyMessages(ctx, 100, now, now.Add(time.Minute), message(id), nil, out))
+		require.NoError(t, s.StoreLobbyMessages(ctx, 100, message(id), nil, out))
 		_, err = s.GetLobbyMessage(ctx, 100, id)
 		require.NoError(t, err, "stored under the epoch it was read at (events %d)", len(events))
 	}
@@ -303,7 +303,7 @@ func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	for _, events := range [][][]byte{{[]byte(`{"m":300}`)}, nil} {
 		out := &OutboxRows{Key: "lobby:100", Data: events, At: now, EpochKey: "lobbies", Epoch: epoch}
 		id := uint64(300 + len(events))
-		err := s.StoreLobbyMessages(ctx, 100, now, now.Add(time.Minute), message(id), nil, out)
+		err := s.StoreLobbyMessages(ctx, 100, message(id), nil, out)
 		require.ErrorIs(t, err, ErrEpochMoved, "events %d", len(events))
 		_, err = s.GetLobbyMessage(ctx, 100, id)
 		require.ErrorIs(t, err, ErrNotFound, "stored after the epoch moved (events %d)", len(events))
@@ -312,7 +312,98 @@ func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	require.NoError(t, err)
 	require.Len(t, staged, 1, "only the event stored under its epoch")
 	// A lobby that is gone is still ErrNotFound under an epoch that did not move.
-	err = s.StoreLobbyMessages(ctx, 999, now, now, message(400), nil,
+	err = s.StoreLobbyMessages(ctx, 999, message(400), nil,
 		&OutboxRows{Key: "lobby:999", Data: [][]byte{[]byte(`{}`)}, At: now, EpochKey: "lobbies", Epoch: moved})
 	require.ErrorIs(t, err, ErrNotFound)
+}
+
+// A lobby's activity is its newest message's as much as its own changes: StoreLobbyMessages
+// leaves the lobby's row alone, every read of the lobby counts its messages, and the idle
+// sweep's TouchLobby carries the stored expiry forward only when it is behind.
+func TestLobbyActivityFromMessages(t *testing.T) { forEachStore(t, testLobbyActivityFromMessages) }
+
+func testLobbyActivityFromMessages(t *testing.T, s *DB) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, id := range []uint64{100, 101} {
+		require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: id, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+			ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+		require.NoError(t, s.PutLobbyMember(ctx, &LobbyMember{LobbyID: id, UserID: 7, JoinedAt: now}))
+	}
+	stored := func(id uint64) (last, exp int64) {
+		t.Helper()
+		require.NoError(t, s.q.QueryRowContext(ctx, `SELECT last_activity_at, expires_at FROM lobbies WHERE id=?`, id).Scan(&last, &exp))
+		return last, exp
+	}
+	// Lobby 100 gets messages, the newest 50 s in; 101 none.
+	sent := now.Add(50 * time.Second)
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, []*LobbyMessage{
+		{ID: 200, LobbyID: 100, AppID: 1, AuthorID: 7, Content: "a", CreatedAt: now.Add(10 * time.Second)},
+		{ID: 201, LobbyID: 100, AppID: 1, AuthorID: 7, Content: "b", CreatedAt: sent},
+	}, nil, nil))
+	last, exp := stored(100)
+	require.Equal(t, ts(now), last, "a message wrote its lobby's activity")
+	require.Equal(t, ts(now.Add(time.Minute)), exp, "a message wrote its lobby's expiry")
+
+	reads := map[string]func() (*Lobby, error){
+		"GetLobby": func() (*Lobby, error) { return s.GetLobby(ctx, 100) },
+		"ListUserLobbies": func() (*Lobby, error) {
+			list, err := s.ListUserLobbies(ctx, 1, 7)
+			if err != nil || len(list) != 2 {
+				return nil, err
+			}
+			return &list[0], nil
+		},
+		"ListLobbies": func() (*Lobby, error) {
+			list, err := s.ListLobbies(ctx, 10)
+			if err != nil || len(list) != 2 {
+				return nil, err
+			}
+			return &list[0], nil // the most recently active first
+		},
+	}
+	for name, read := range reads {
+		l, err := read()
+		require.NoError(t, err, name)
+		require.NotNil(t, l, name)
+		assert.Equal(t, uint64(100), l.ID, name)
+		assert.True(t, l.LastActivityAt.Equal(sent), "%s: last activity %v, want the newest message's %v", name, l.LastActivityAt, sent)
+		assert.True(t, l.ExpiresAt.Equal(sent.Add(time.Minute)), "%s: expires %v", name, l.ExpiresAt)
+	}
+
+	// After the stored expiry, before the message's: 100 still counts, 101 does not; both are
+	// due by their stored expiry, 100 with its later ExpiresAt.
+	at := now.Add(90 * time.Second)
+	n, err := s.CountUserLobbies(ctx, 1, 7, at)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "lobbies alive at %v", at)
+	due, err := s.ExpiredLobbies(ctx, at, 10)
+	require.NoError(t, err)
+	require.Len(t, due, 2)
+	byID := map[uint64]Lobby{due[0].ID: due[0], due[1].ID: due[1]}
+	assert.True(t, byID[100].ExpiresAt.Equal(sent.Add(time.Minute)), "due 100: %+v", byID[100])
+	assert.True(t, byID[101].ExpiresAt.Equal(now.Add(time.Minute)), "due 101: %+v", byID[101])
+
+	// TouchLobby carries 100's stored expiry forward; not back, and not again.
+	require.NoError(t, s.TouchLobby(ctx, 100, sent, sent.Add(time.Minute)))
+	last, exp = stored(100)
+	assert.Equal(t, ts(sent), last)
+	assert.Equal(t, ts(sent.Add(time.Minute)), exp)
+	require.NoError(t, s.TouchLobby(ctx, 100, now, now.Add(time.Minute)))
+	_, exp = stored(100)
+	assert.Equal(t, ts(sent.Add(time.Minute)), exp, "TouchLobby took the stored expiry back")
+	require.NoError(t, s.TouchLobby(ctx, 999, now, now), "a lobby that is gone")
+	due, err = s.ExpiredLobbies(ctx, at, 10)
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+	assert.Equal(t, uint64(101), due[0].ID)
+	next, ok, err := s.NextLobbyExpiry(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.True(t, next.Equal(now.Add(time.Minute)), "next expiry %v", next)
+
+	// Past the message's idle timeout 100 counts no more.
+	n, err = s.CountUserLobbies(ctx, 1, 7, sent.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Zero(t, n)
 }

@@ -229,7 +229,9 @@ func (s *DB) ListAppWebhooks(ctx context.Context, appID uint64, limit int) ([]We
 }
 
 func (s *DB) ListLobbies(ctx context.Context, limit int) ([]Lobby, error) {
-	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyColumns+` FROM lobbies ORDER BY last_activity_at DESC, id DESC LIMIT ?`,
+	rows, err := s.q.QueryContext(ctx, `SELECT `+lobbyReadColumns+` FROM lobbies
+		ORDER BY CASE WHEN `+newestLobbyMessageAt+` > last_activity_at THEN `+newestLobbyMessageAt+`
+		ELSE last_activity_at END DESC, id DESC LIMIT ?`,
 		limit)
 	if err != nil {
 		return nil, err

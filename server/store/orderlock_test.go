@@ -119,7 +119,7 @@ func TestClusterOrderLockHoldersCommitOutlivesIt(t *testing.T) {
 	}{
 		{"lobby messages", "lobby:5", func(st Store) ([]uint64, error) {
 			out := &OutboxRows{Key: "lobby:5", Data: [][]byte{[]byte("m1"), []byte("m2")}, At: now}
-			err := st.StoreLobbyMessages(ctx, 5, now, now.Add(time.Minute), []*LobbyMessage{
+			err := st.StoreLobbyMessages(ctx, 5, []*LobbyMessage{
 				{ID: 1 << 39, LobbyID: 5, AppID: 1, AuthorID: 2, Content: "m1", CreatedAt: now},
 				{ID: 1<<39 + 1, LobbyID: 5, AppID: 1, AuthorID: 2, Content: "m2", CreatedAt: now},
 			}, nil, out)

@@ -15,9 +15,8 @@ import (
 // Pending is a lobby message that was accepted (and, with a running Writer, already delivered to
 // the members) and waits to be committed.
 type Pending struct {
-	Msg   *store.LobbyMessage
-	Lobby store.Lobby            // the lobby with the activity times the message gave it
-	Hook  *store.WebhookDelivery // LOBBY_MESSAGE_CREATE for the application's webhook, or nil
+	Msg  *store.LobbyMessage    // of lobby Msg.LobbyID, whose row its commit reads, not writes
+	Hook *store.WebhookDelivery // LOBBY_MESSAGE_CREATE for the application's webhook, or nil
 
 	// Guarded by Writer.mu when queued.
 	committed bool
@@ -26,8 +25,8 @@ type Pending struct {
 
 // Writer commits accepted lobby messages in groups, many to a transaction, after their delivery.
 //
-// A message costs the service three SQLite statements (the message, the lobby's activity, the
-// webhook row) and a commit, about 60 µs, which is most of what a sender would wait for before
+// A message costs the service two SQLite statements (the message, the webhook row) beside its
+// lobby's lookup, and a commit, about 60 µs, which is most of what a sender would wait for before
 // the members see the message. With the writer the members get it as soon as it is accepted,
 // while the sender's answer still waits for the commit, so that an answered send is stored.
 //
@@ -148,18 +147,18 @@ func (w *Writer) Close() {
 	w.waitLocked(func() bool { return w.done >= target })
 }
 
-// Commit stores a batch in one transaction: each lobby's messages, their webhook rows and its
-// latest activity times, with one StoreLobbyMessages each (one statement on PostgreSQL); out,
+// Commit stores a batch in one transaction: each lobby's messages and their webhook rows, with
+// one StoreLobbyMessages each (one statement on PostgreSQL); out,
 // when not nil, is stored in the outbox with them, the batch being one lobby's.
 func Commit(st store.Store, batch []*Pending, out *store.OutboxRows) error {
 	ctx := context.Background()
 	var lobbies [][]*Pending // the batch by lobby, in order
 	at := make(map[uint64]int, 1)
 	for _, p := range batch {
-		i, ok := at[p.Lobby.ID]
+		i, ok := at[p.Msg.LobbyID]
 		if !ok {
 			i = len(lobbies)
-			at[p.Lobby.ID] = i
+			at[p.Msg.LobbyID] = i
 			lobbies = append(lobbies, nil)
 		}
 		lobbies[i] = append(lobbies[i], p)
@@ -176,9 +175,9 @@ func Commit(st store.Store, batch []*Pending, out *store.OutboxRows) error {
 				hooks = append(hooks, p.Hook)
 			}
 		}
-		last := ps[len(ps)-1].Lobby // the latest activity times
-		if err := st.StoreLobbyMessages(ctx, last.ID, last.LastActivityAt, last.ExpiresAt, msgs, hooks, out); err != nil {
-			return fmt.Errorf("lobby %d, messages %d to %d: %w", last.ID, msgs[0].ID, msgs[len(msgs)-1].ID, err)
+		id := ps[0].Msg.LobbyID
+		if err := st.StoreLobbyMessages(ctx, id, msgs, hooks, out); err != nil {
+			return fmt.Errorf("lobby %d, messages %d to %d: %w", id, msgs[0].ID, msgs[len(msgs)-1].ID, err)
 		}
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,11 +56,11 @@ type txTx struct {
 }
 
 // StoreLobbyMessages of one lobby is a transaction of its own.
-func (s *txStore) StoreLobbyMessages(ctx context.Context, id uint64, last, expires time.Time, ms []*store.LobbyMessage, hooks []*store.WebhookDelivery, out *store.OutboxRows) error {
-	return s.WithTx(ctx, func(tx store.Store) error { return tx.StoreLobbyMessages(ctx, id, last, expires, ms, hooks, out) })
+func (s *txStore) StoreLobbyMessages(ctx context.Context, id uint64, ms []*store.LobbyMessage, hooks []*store.WebhookDelivery, out *store.OutboxRows) error {
+	return s.WithTx(ctx, func(tx store.Store) error { return tx.StoreLobbyMessages(ctx, id, ms, hooks, out) })
 }
 
-func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, ms []*store.LobbyMessage, _ []*store.WebhookDelivery, _ *store.OutboxRows) error {
+func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, ms []*store.LobbyMessage, _ []*store.WebhookDelivery, _ *store.OutboxRows) error {
 	for _, m := range ms {
 		t.ids = append(t.ids, m.ID)
 	}
@@ -69,7 +68,7 @@ func (t *txTx) StoreLobbyMessages(_ context.Context, _ uint64, _, _ time.Time, m
 }
 
 func msg(id uint64) *Pending {
-	return &Pending{Msg: &store.LobbyMessage{ID: id, LobbyID: 1}, Lobby: store.Lobby{ID: 1}}
+	return &Pending{Msg: &store.LobbyMessage{ID: id, LobbyID: 1}}
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkStoreLobbyMessages commits groups of 8 messages of one lobby, as the lobbies
+// service's writer does under load, in turn to 10 lobbies among 1000, and reports on SQLite the
+// WAL frames a commit writes (the lobby's row is read, not written).
+func BenchmarkStoreLobbyMessages(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		dir := b.TempDir()
+		s, err := OpenSQLite(context.Background(), dir)
+		require.NoError(b, err)
+		defer s.Close()
+		benchLobbyMessages(b, s, filepath.Join(dir, DatabaseFile+"-wal"))
+	})
+	b.Run("postgres", func(b *testing.B) { benchLobbyMessages(b, openPostgres(b), "") })
+}
+
+// benchLobbyMessages runs BenchmarkStoreLobbyMessages on s, whose WAL file is wal ("" when it
+// has none).
+func benchLobbyMessages(b *testing.B, s *DB, wal string) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const lobbies, group = 1000, 8
+	require.NoError(b, s.WithTx(ctx, func(st Store) error {
+		for i := range uint64(lobbies) {
+			if err := st.CreateLobby(ctx, &Lobby{ID: 1 + i, AppID: 1, IdleTimeout: time.Hour, LastActivityAt: now,
+				ExpiresAt: now.Add(time.Hour), CreatedAt: now}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	var pageSize int64
+	if wal != "" {
+		s.checkpoints.commits.Store(-1 << 40) // no checkpoint: the WAL only grows
+		_, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		require.NoError(b, err)
+		require.NoError(b, s.db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize))
+	}
+	id := uint64(1 << 40)
+	msgs := make([]*LobbyMessage, group)
+	var lsn string // PostgreSQL's WAL position
+	if s.d.name == "postgres" {
+		require.NoError(b, s.db.QueryRowContext(ctx, `SELECT pg_current_wal_lsn()::TEXT`).Scan(&lsn))
+	}
+	cpu := processCPU(b)
+	b.ResetTimer()
+	for i := range b.N {
+		lobby := uint64(1 + i%10*97)
+		at := now.Add(time.Duration(i) * time.Millisecond)
+		for k := range msgs {
+			id++
+			msgs[k] = &LobbyMessage{ID: id, LobbyID: lobby, AppID: 1, AuthorID: 7, Content: "gg, one more round?", CreatedAt: at}
+		}
+		if err := s.StoreLobbyMessages(ctx, lobby, msgs, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/commit") // this process's, not a server's
+	if lsn != "" {
+		var bytes float64
+		require.NoError(b, s.db.QueryRowContext(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)`, lsn).Scan(&bytes))
+		b.ReportMetric(bytes/float64(b.N), "wal-bytes/commit")
+	}
+	if wal != "" {
+		fi, err := os.Stat(wal)
+		require.NoError(b, err)
+		b.ReportMetric(float64(fi.Size())/float64(pageSize+24)/float64(b.N), "frames/commit") // a frame: a 24-byte header and a page
+	}
+}
+
+// processCPU is the CPU time this process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
