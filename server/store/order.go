@@ -65,15 +65,15 @@ func (s *DB) OrderLock(ctx context.Context, key string, last func() uint64) (*Or
 	return h, nil
 }
 
-// orderLockSpace is the first key of the order locks' advisory locks (the second is the hash
-// of the lock's key, lockID; two keys with one hash only take turns).
-const orderLockSpace = 0x5d4c
-
-// lockID is the second key of the advisory lock of key.
-func lockID(key string) int32 {
-	h := fnv.New32a()
+// lockID is the key of the advisory lock of key (PostgreSQL's 64-bit key space): a hash of key
+// in the order locks' own name space. Two keys with one id would only take turns, but a holder
+// of one that waited for a holder of the other would wait for itself; with 64 bits that takes
+// about 2^32 keys in use at once.
+func lockID(key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("sdkpp.order:"))
 	h.Write([]byte(key))
-	return int32(h.Sum32())
+	return int64(h.Sum64())
 }
 
 // pgHold is an order lock held on PostgreSQL: its connection, which a DB made for the hold
@@ -92,11 +92,11 @@ type pgHold struct {
 // the commits (pgRecordFloor); the release deletes the published events in a transaction that
 // commits before the lock is freed, so the next holder does not read them.
 const (
-	pgLockTake   = `SELECT pg_advisory_lock($1, $2)`
+	pgLockTake   = `SELECT pg_advisory_lock($1)`
 	pgLockFloor  = `SELECT COALESCE((SELECT last_id FROM order_locks WHERE key = $1), 0)`
 	pgLockOutbox = `SELECT id, key, data, created_at FROM outbox WHERE key = $1 ORDER BY id`
 	pgLockDelete = `DELETE FROM outbox WHERE id = ANY($1)`
-	pgLockFree   = `SELECT pg_advisory_unlock($1, $2)`
+	pgLockFree   = `SELECT pg_advisory_unlock($1)`
 	// A lobby's group of messages is one statement, whose plan PostgreSQL, left to choose,
 	// makes anew at each run: its generic plan estimates the group's size from a parameter and
 	// looks dearer. Planned once, it runs in about half the time; the lobby's lock's session
@@ -116,7 +116,7 @@ func (s *DB) pgOrderLock(ctx context.Context, key string, last func() uint64) (*
 	p := &pgHold{key: key, last: last, conn: conn, generic: strings.HasPrefix(key, "lobby:")}
 	h := &OrderHold{unlock: p.unlock}
 	err = p.pipeline(ctx, false, func(b *pgx.Batch) {
-		b.Queue(pgLockTake, orderLockSpace, lockID(key))
+		b.Queue(pgLockTake, lockID(key))
 		if p.generic {
 			b.Queue(pgLockGeneric)
 		}
@@ -182,7 +182,7 @@ func (p *pgHold) unlock(published []uint64) {
 		if p.generic {
 			b.Queue(pgLockReset)
 		}
-		b.Queue(pgLockFree, orderLockSpace, lockID(p.key))
+		b.Queue(pgLockFree, lockID(p.key))
 	})
 	p.conn.Close()
 }

@@ -218,8 +218,8 @@ func TestClusterOrderLockLostFailsItsCommits(t *testing.T) {
 	require.NoError(t, err)
 	var ok bool
 	require.NoError(t, b.db.QueryRowContext(ctx, `SELECT pg_terminate_backend(pid, 10000) FROM pg_locks
-		WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 2 AND granted`,
-		orderLockSpace, uint32(lockID("lobby:8"))).Scan(&ok))
+		WHERE locktype = 'advisory' AND classid = $1 AND objid = $2 AND objsubid = 1 AND granted`,
+		uint32(uint64(lockID("lobby:8"))>>32), uint32(lockID("lobby:8"))).Scan(&ok))
 	require.True(t, ok)
 	x, err := b.OrderLock(ctx, "lobby:8", nil)
 	require.NoError(t, err, "the lock is free")
