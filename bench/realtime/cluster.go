@@ -76,7 +76,13 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}
-		defer ns.stop()
+		defer func() { // after the nodes: a node stops within a moment only while its bus answers
+			for _, c := range children {
+				c.Close()
+			}
+			children = nil
+			ns.stop()
+		}()
 		for i := range nodes { // one after the other: the first seeds the dev data
 			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: ns.url, ID: i + 1})
 			if err != nil {

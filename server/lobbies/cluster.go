@@ -37,8 +37,10 @@ type clusterSend struct {
 // Key is the message's lobby: its group's (sendq.Keyed).
 func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
 
-// acceptClustered is acceptMessage on a cluster: it returns once the message is stored and
-// published (with the messages sent beside it), or has failed.
+// acceptClustered is acceptMessage on a cluster: it returns once the message is stored (with the
+// messages sent beside it), its publish then under way, or has failed. A stored message reaches
+// the bus: its node publishes it, or, should the node die first, the next holder of its lobby's
+// order lock (or the relay job) does from the outbox.
 func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
 	c := &clusterSend{q: q, req: req}
 	s.sends.Send(c, s.sendGroups)
@@ -81,9 +83,10 @@ const (
 const maxEpochTries = 3
 
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
-// the lock is held, the lobby's messages that arrived meanwhile as the next groups: their senders
-// were answered once the previous group was published, and the lock's release and next hold
-// are saved. With Service.LockLinger the lock is then kept a moment for the node's next group
+// the lock is held, the lobby's messages that arrived meanwhile as the next groups: the lock's
+// release and next hold are saved. A group's senders are answered once it is committed, and
+// what they send while it is published joins the next group (of a lobby kept, whose commit
+// checks the epoch). With Service.LockLinger the lock is then kept a moment for the node's next group
 // of the lobby. Call with s.order held.
 func (s *Service) sendLobby(group []*clusterSend) {
 	sq := &s.sends
@@ -136,7 +139,11 @@ func (s *Service) sendLobby(group []*clusterSend) {
 	for n := 1; group != nil; n++ {
 		var next []*clusterSend
 		nextEpoch, nextErr, nextRead, taken := epoch, error(nil), false, false
-		take := func() { // the next group and its epoch, once this one is committed
+		take := func() { // answers, and the next group and its epoch, once this one is committed
+			// A committed message is the bus's: published now, or by the next holder of the lock
+			// (or the relay) if this node dies first. Its sender need not wait for the publish,
+			// and its next message can then join the next group while this one is published.
+			sq.Finish(group)
 			if taken, next = true, sq.Take(id); n < maxGroupsPerHold && len(next) > 0 && s.mustRead(id) {
 				nextRead = true
 				wg.Go(func() { nextEpoch, nextErr = s.Epoch(ctx, changesKey) })
@@ -151,12 +158,16 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if !taken {
 			take()
 		}
-		sq.Finish(group) // the answers need not wait for the next group or the release
 		wg.Wait()
 		if !published || n == maxGroupsPerHold {
 			sq.PutBack(next) // the next holder publishes first what this one could not
 			park = park && published
 			return
+		}
+		if !nextRead && !s.mustRead(id) {
+			// What arrived during the publish (the senders just answered, mostly) joins the
+			// next group: its commit checks the kept lobby's epoch, as the group's own does.
+			next = append(next, sq.Take(id)...)
 		}
 		group, epoch, epochErr, read = next, nextEpoch, nextErr, nextRead
 	}
@@ -265,11 +276,12 @@ func (s *Service) tryGroup(ctx context.Context, st store.Store, group []*cluster
 		}
 		return true, false
 	}
-	committed()
-	if !staging {
+	if !staging { // delivered before the answers, as on a node alone
 		s.deliverAll(out)
+		committed()
 		return true, false
 	}
+	committed()
 	if len(staged.Data) == 0 {
 		return true, false
 	}

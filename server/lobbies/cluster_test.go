@@ -99,11 +99,7 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 		e.svc.Order = order.lockOn(e.svc.Store)
 		e.svc.Epoch = func(context.Context, string) (uint64, error) { epochs++; return 1, nil }
 		e.svc.Notifier = rec
-		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
-		var l lobby
-		for _, p := range ps {
-			l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
-		}
+		ps, l := threeInALobby(e)
 		e.rec.take()
 		holdsBefore, groupsBefore, epochsBefore := len(order.holds), rec.batches+rec.singles, epochs
 		order.gate = gate
@@ -163,6 +159,16 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 	})
 }
 
+// threeInALobby joins alice, bob and carol, players of e's application, to one lobby.
+func threeInALobby(e *env) ([]player, lobby) {
+	ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
+	var l lobby
+	for _, p := range ps {
+		l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
+	}
+	return ps, l
+}
+
 // stager is a recorder that keeps events in the outbox (lobbies.Stager): each staged event is
 // its message's id; PublishStaged checks that the store holds exactly the rows it is given,
 // records them and deletes them, or, while refuse is set, refuses them. (It asserts, not
@@ -175,6 +181,8 @@ type stager struct {
 	refuse    bool
 	published []uint64 // the messages' ids, in publish order
 	calls     int
+	hold      chan struct{} // when set, publish number holdAt (from 0) waits until it is closed
+	holdAt    int
 }
 
 func (s *stager) StageLobbyEvents(_ uint64, events []lobbies.Event) [][]byte {
@@ -192,6 +200,17 @@ func (s *stager) StageLobbyEvents(_ uint64, events []lobbies.Event) [][]byte {
 
 func (s *stager) PublishStaged(ids []uint64, data [][]byte) bool {
 	ctx := context.Background()
+	s.mu.Lock()
+	hold := s.hold
+	if hold != nil && s.calls == s.holdAt {
+		s.hold = nil
+	} else {
+		hold = nil
+	}
+	s.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	left, err := s.st.ListOutbox(ctx, s.key)
@@ -230,11 +249,7 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 		e := newEnv(t)
 		order := &fakeOrder{last: map[string]uint64{}}
 		e.svc.Order = order.lockOn(e.svc.Store)
-		ps := []player{e.user("alice", e.app), e.user("bob", e.app), e.user("carol", e.app)}
-		var l lobby
-		for _, p := range ps {
-			l = e.join(p, "s", map[string]any{"idle_timeout_seconds": 3600})
-		}
+		ps, l := threeInALobby(e)
 		st := &stager{recorder: e.rec, t: t, st: e.st, key: "lobby:" + l.ID, refuse: true}
 		e.svc.Notifier = st
 		e.rec.take()
@@ -276,6 +291,55 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 		var history []message
 		e.do("GET", path+"?limit=200", ps[0].auth, nil).OK(t, http.StatusOK, &history)
 		require.Len(t, history, len(ps), "stored messages")
+	})
+}
+
+// On a cluster with a Stager, a group's senders are answered once it is committed, while it is
+// still being published (but the one whose request sends the groups of the hold); a message
+// sent meanwhile to the kept lobby joins the next group under the same hold, published after it.
+func TestClusterAnswersOnceCommitted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		order := &fakeOrder{last: map[string]uint64{}}
+		e.svc.Order = order.lockOn(e.svc.Store)
+		e.svc.Epoch = func(ctx context.Context, key string) (uint64, error) { return e.st.SharedEpoch(ctx, key) }
+		e.svc.EpochChecked = true
+		ps, l := threeInALobby(e)
+		path := "/lobbies/" + l.ID + "/messages"
+		hold, gate := make(chan struct{}), make(chan struct{})
+		// The second group's publish waits.
+		st := &stager{recorder: e.rec, t: t, st: e.st, key: "lobby:" + l.ID, hold: hold, holdAt: 1}
+		e.svc.Notifier = st
+		e.rec.take()
+		holdsBefore := len(order.holds)
+		order.gate = gate
+		var answered atomic.Int32
+		send := func(p player, content string, id *uint64) {
+			var m message
+			e.do("POST", path, p.auth, map[string]any{"content": content}).OK(t, http.StatusOK, &m)
+			var err error
+			*id, err = strconv.ParseUint(m.ID, 10, 64)
+			require.NoError(t, err)
+			answered.Add(1)
+		}
+		var wg sync.WaitGroup
+		var a1, b1, b2 uint64
+		wg.Go(func() { send(ps[0], "a1", &a1) }) // sends the groups: answered once the hold ends
+		synctest.Wait()                          // at the lock's gate
+		wg.Go(func() { send(ps[1], "b1", &b1) })
+		synctest.Wait() // queued: the second group
+		close(gate)
+		synctest.Wait() // the second group committed; its publish waits
+		require.EqualValues(t, 1, answered.Load(), "the second group's sender is answered while it is published")
+		wg.Go(func() { send(ps[1], "b2", &b2) })
+		synctest.Wait()
+		close(hold)
+		wg.Wait()
+
+		require.Equal(t, []uint64{a1, b1, b2}, st.published, "published in order, each once")
+		require.Equal(t, 3, st.calls, "one publish per group")
+		require.Len(t, order.holds[holdsBefore:], 1, "the three groups under one hold")
+		require.Empty(t, e.rec.take(), "nothing published but through the outbox")
 	})
 }
 

@@ -11,9 +11,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
+	"sdkpp/internal/jsonscan"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/internal/outbox"
 	gwire "sdkpp/wire/gateway"
@@ -82,7 +84,7 @@ type Envelope struct {
 
 // Dispatch is an event for users' sessions, with the filter that picks the sessions that get it.
 type Dispatch struct {
-	Users  []uint64        `json:"u,omitempty"`
+	Users  Users           `json:"u,omitempty"`
 	Kind   FilterKind      `json:"k,omitempty"`
 	App    uint64          `json:"a,omitempty"`
 	Intent uint64          `json:"i,omitempty"`
@@ -90,6 +92,65 @@ type Dispatch struct {
 	To     string          `json:"to,omitempty"` // ToSession's session id
 	Event  string          `json:"e"`
 	Data   json.RawMessage `json:"d,omitempty"`
+}
+
+// Users are the ids of a dispatch's users. A lobby message's carries every member's, and each
+// node decodes each: a list of plain numbers is read without reflection, anything else as
+// encoding/json reads it. They encode as []uint64 does.
+type Users []uint64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (u *Users) UnmarshalJSON(b []byte) error {
+	if ids, ok := plainIDs(b, (*u)[:0]); ok {
+		*u = ids
+		return nil
+	}
+	var ids []uint64
+	if err := json.Unmarshal(b, &ids); err != nil {
+		return err
+	}
+	*u = ids
+	return nil
+}
+
+// plainIDs appends to ids the numbers of b, a JSON array of unsigned integers without sign,
+// fraction, exponent or leading zero, each within uint64; false when b is anything else.
+func plainIDs(b []byte, ids []uint64) ([]uint64, bool) {
+	i := jsonscan.Space(b, 0)
+	if i == len(b) || b[i] != '[' {
+		return nil, false
+	}
+	if i = jsonscan.Space(b, i+1); i < len(b) && b[i] == ']' {
+		if ids == nil {
+			ids = []uint64{} // empty, not null, as encoding/json reads it
+		}
+		return ids, jsonscan.Space(b, i+1) == len(b)
+	}
+	for {
+		start, n := i, uint64(0)
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			d := uint64(b[i] - '0')
+			if n > (math.MaxUint64-d)/10 {
+				return nil, false // out of range
+			}
+			n = n*10 + d
+		}
+		if i == start || (b[start] == '0' && i-start > 1) {
+			return nil, false
+		}
+		ids = append(ids, n)
+		if i = jsonscan.Space(b, i); i == len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = jsonscan.Space(b, i+1)
+		case ']':
+			return ids, jsonscan.Space(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // Dispatches are the dispatches e carries, in their order: its own, or its group's; none when

@@ -139,3 +139,64 @@ func TestClosing(t *testing.T) {
 	assert.Equal(t, gwire.CloseAuthenticationFailed, grant.Code)
 	assert.True(t, grant.End)
 }
+
+// usersCases are dispatches' user lists, plain and otherwise, for TestUsersDecode and
+// FuzzUsersDecode.
+var usersCases = []string{
+	`[]`, ` [ ] `, `[0]`, `[1,2,3]`, `[ 1 ,2 , 3 ]`, "[\n1,\t2\r]", `[1477636521984000028,1477636521984000026]`,
+	`[18446744073709551615]`, `[18446744073709551616]`, `[99999999999999999999]`, `[-1]`, `[1.0]`,
+	`[1e3]`, `[01]`, `[00]`, `null`, `["1"]`, `[1,]`, `[,1]`, `[1 2]`, `[[1]]`, `{}`, `1`, `[`, `[1`,
+}
+
+// TestUsersDecode holds Users' decoding to encoding/json's of a []uint64: the same ids, or an
+// error for both.
+func TestUsersDecode(t *testing.T) {
+	for _, c := range usersCases {
+		t.Run(c, func(t *testing.T) { checkUsersDecode(t, c) })
+	}
+}
+
+func FuzzUsersDecode(f *testing.F) {
+	for _, c := range usersCases {
+		f.Add(c)
+	}
+	f.Fuzz(checkUsersDecode)
+}
+
+// checkUsersDecode checks that a Dispatch whose "u" is users decodes as encoding/json decodes a
+// []uint64 there.
+func checkUsersDecode(t *testing.T, users string) {
+	msg := []byte(`{"e":"X","u":` + users + `}`)
+	var want struct {
+		Users []uint64 `json:"u"`
+	}
+	wantErr := json.Unmarshal(msg, &want)
+	var got Dispatch
+	gotErr := json.Unmarshal(msg, &got)
+	require.Equal(t, wantErr == nil, gotErr == nil, "errors: %v, %v", wantErr, gotErr)
+	if wantErr == nil {
+		require.Equal(t, want.Users, []uint64(got.Users))
+	}
+}
+
+// BenchmarkDecodeGroup decodes a group of 8 lobby messages to 100 members, as each node does.
+func BenchmarkDecodeGroup(b *testing.B) {
+	users := make([]uint64, 100)
+	for i := range users {
+		users[i] = 1477636521984000000 + uint64(i)<<22
+	}
+	ds := make([]Dispatch, 8)
+	for i := range ds {
+		ds[i] = Dispatch{Users: users, Event: "LOBBY_MESSAGE_CREATE", Data: json.RawMessage(`{"id":"1477636521984000028","content":"fanout ` + strconv.Itoa(i) + `"}`)}
+	}
+	msgs, err := Encode(ds, 1)
+	require.NoError(b, err)
+	require.Len(b, msgs, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		var e Envelope
+		if err := json.Unmarshal(msgs[0], &e); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
