@@ -439,16 +439,8 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 				return ErrEpochMoved
 			}
 		}
-		// The lobby must exist; its row is read, not written. On SQLite, which has one writer,
-		// no deletion can come before the commit; on PostgreSQL the lock holds one off, as in
-		// storeLobbyMessages.
-		lookup := `SELECT id FROM lobbies WHERE id=?`
-		if s.d.name == "postgres" {
-			lookup += ` FOR KEY SHARE`
-		}
-		var found uint64
-		if err := tx.q.QueryRowContext(ctx, lookup, id).Scan(&found); err != nil {
-			return notFound(err)
+		if err := tx.HoldLobby(ctx, id); err != nil {
+			return err
 		}
 		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
 			return err
@@ -578,6 +570,20 @@ func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
 
 // maxRowsPerInsert bounds the rows of one multi-row INSERT (and so the texts pgx prepares).
 const maxRowsPerInsert = 100
+
+// HoldLobby fails with ErrNotFound unless lobby id exists, and in a transaction keeps it from
+// being deleted until the commit: its row is read, not written. On SQLite, which has one
+// writer, no deletion can come before the commit; on PostgreSQL the row's key-share lock holds
+// one off, as in storeLobbyMessages. It is StoreLobbyMessages' check, a read with its own
+// statement label, not an insert.
+func (s *DB) HoldLobby(ctx context.Context, id uint64) error {
+	lookup := `SELECT id FROM lobbies WHERE id=?`
+	if s.d.name == "postgres" {
+		lookup += ` FOR KEY SHARE`
+	}
+	var found uint64
+	return notFound(s.q.QueryRowContext(ctx, lookup, id).Scan(&found))
+}
 
 // InsertLobbyMessages inserts ms with one statement per maxRowsPerInsert rows: on PostgreSQL a
 // round trip each, on SQLite one statement's run (binding, cursor, the driver's bookkeeping) for
