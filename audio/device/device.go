@@ -104,6 +104,17 @@ type CapturePauser interface {
 	PauseCapture(paused bool) error
 }
 
+// PlaybackPauser is a Stream whose playback device can stop while the rest of it runs. An engine
+// with nothing to play pauses it, so that the sound system's playback thread sleeps instead of
+// waking every few milliseconds to take silence.
+type PlaybackPauser interface {
+	// PausePlayback stops (true) or restarts (false) the playback device of a started stream;
+	// Start restarts it too. A restarted device first plays what the playback ring holds. A
+	// stream without a playback side ignores it. Like Start, it must not be called from a device
+	// callback.
+	PausePlayback(paused bool) error
+}
+
 // PlaybackClock is a Stream whose playback callback stamps each period it takes from the playback
 // ring, so that the engine can write the next period just before the device takes it rather than
 // as soon as it took the last. The stamps are taken on the device thread with the monotonic clock

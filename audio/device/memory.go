@@ -23,11 +23,15 @@ type Memory struct {
 	// capturePaused is what the engine asked for last. Period delivers its input all the same:
 	// a test's microphone is never lost to a pause (a real device's restart takes time anyway).
 	capturePaused atomic.Bool
+	// playbackPaused is what the engine asked for last: while it holds, Period's speaker plays
+	// silence and takes nothing from the playback ring, as a stopped device calls back no more.
+	playbackPaused atomic.Bool
 }
 
 var (
-	_ Stream        = (*Memory)(nil)
-	_ CapturePauser = (*Memory)(nil)
+	_ Stream         = (*Memory)(nil)
+	_ CapturePauser  = (*Memory)(nil)
+	_ PlaybackPauser = (*Memory)(nil)
 )
 
 // MemoryCaptureID and MemoryPlaybackID are the IDs of an in-memory stream's devices.
@@ -73,7 +77,11 @@ func (m *Memory) Period(in, out []int16) bool {
 		m.rings.captured(in)
 	}
 	if out != nil {
-		m.rings.play(out)
+		if m.playbackPaused.Load() {
+			clear(out)
+		} else {
+			m.rings.play(out)
+		}
 	}
 	return true
 }
@@ -93,24 +101,37 @@ func (m *Memory) Start() error {
 	}
 	m.started.Store(true)
 	m.capturePaused.Store(false)
+	m.playbackPaused.Store(false)
 	return nil
 }
 
 // PauseCapture records whether the capture side is paused (CapturePaused reports it); Period
 // keeps delivering its input.
-func (m *Memory) PauseCapture(paused bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return fmt.Errorf("memory device pause capture: %w", ErrClosed)
-	}
-	m.capturePaused.Store(paused)
-	return nil
-}
+func (m *Memory) PauseCapture(paused bool) error { return m.pause(&m.capturePaused, "capture", paused) }
 
 // CapturePaused reports whether the capture side is paused (since the last PauseCapture or
 // Start).
 func (m *Memory) CapturePaused() bool { return m.capturePaused.Load() }
+
+// PausePlayback pauses or resumes the playback side (PlaybackPaused reports it): while paused,
+// Period plays silence without taking from the playback ring.
+func (m *Memory) PausePlayback(paused bool) error {
+	return m.pause(&m.playbackPaused, "playback", paused)
+}
+
+// PlaybackPaused reports whether the playback side is paused (since the last PausePlayback or
+// Start).
+func (m *Memory) PlaybackPaused() bool { return m.playbackPaused.Load() }
+
+func (m *Memory) pause(flag *atomic.Bool, side string, paused bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return fmt.Errorf("memory device pause %s: %w", side, ErrClosed)
+	}
+	flag.Store(paused)
+	return nil
+}
 
 // Stop makes Period a no-op until the next Start.
 func (m *Memory) Stop() error {

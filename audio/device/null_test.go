@@ -80,15 +80,22 @@ func TestContextCloseEndsEventsAndRefusesWork(t *testing.T) {
 	require.NoError(t, c.Close())
 }
 
-// TestPauseCaptureStopsOnlyTheMicrophone pauses the capture side of a running stream on the null
-// backend: its callbacks end while the playback side's go on, and resuming brings them back.
-func TestPauseCaptureStopsOnlyTheMicrophone(t *testing.T) {
+// startNullStream opens and starts a capture and playback stream on the null backend.
+func startNullStream(t *testing.T) device.Stream {
+	t.Helper()
 	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
 	s, err := c.Open(device.Config{Capture: true, Playback: true})
 	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	return s
+}
+
+// TestPauseCaptureStopsOnlyTheMicrophone pauses the capture side of a running stream on the null
+// backend: its callbacks end while the playback side's go on, and resuming brings them back.
+func TestPauseCaptureStopsOnlyTheMicrophone(t *testing.T) {
+	s := startNullStream(t)
 	p, ok := s.(device.CapturePauser)
 	require.True(t, ok, "a device stream can pause its capture side")
-	require.NoError(t, s.Start())
 	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil))
 
 	require.NoError(t, p.PauseCapture(true))
@@ -103,6 +110,34 @@ func TestPauseCaptureStopsOnlyTheMicrophone(t *testing.T) {
 	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil), "capture resumes")
 	require.NoError(t, s.Close())
 	assert.ErrorIs(t, p.PauseCapture(false), device.ErrClosed)
+}
+
+// TestPausePlaybackStopsOnlyTheSpeaker pauses the playback side of a running stream on the null
+// backend: its callbacks end while the capture side's go on, and resuming brings them back; the
+// restarted speaker takes first what the ring held.
+func TestPausePlaybackStopsOnlyTheSpeaker(t *testing.T) {
+	s := startNullStream(t)
+	p, ok := s.(device.PlaybackPauser)
+	require.True(t, ok, "a device stream can pause its playback side")
+	require.Eventually(t, func() bool { return s.Stats().PlaybackPeriods >= 5 }, 5*time.Second, time.Millisecond, "the speaker plays")
+
+	require.NoError(t, p.PausePlayback(true))
+	require.NoError(t, p.PausePlayback(true), "pausing twice is harmless")
+	paused := s.Stats()
+	listening := func() bool { return s.Stats().CapturePeriods >= paused.CapturePeriods+5 }
+	require.Eventually(t, listening, 5*time.Second, time.Millisecond, "the microphone runs on")
+	assert.Equal(t, paused.PlaybackPeriods, s.Stats().PlaybackPeriods, "no playback callback while paused")
+
+	period := make([]int16, pcm.PeriodSamples)
+	require.Equal(t, len(period), s.Playback().Write(period))
+	require.NoError(t, p.PausePlayback(false))
+	require.True(t, s.Playback().WaitSpace(s.Playback().Cap(), nil), "the restarted speaker takes what the ring held")
+	st := s.Stats()
+	lacked := st.Playback.UnderrunSamples - paused.Playback.UnderrunSamples
+	taken := st.PlaybackSamples - paused.PlaybackSamples
+	assert.Equal(t, taken-uint64(len(period)), lacked, "it lacked nothing of that period, only what the ring did not hold after it")
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, p.PausePlayback(false), device.ErrClosed)
 }
 
 // TestLogHearsBothMiniaudioContexts checks that Options.Log receives the messages of the context

@@ -20,9 +20,10 @@ type stream struct {
 }
 
 var (
-	_ Stream        = (*stream)(nil)
-	_ CapturePauser = (*stream)(nil)
-	_ PlaybackClock = (*stream)(nil)
+	_ Stream         = (*stream)(nil)
+	_ CapturePauser  = (*stream)(nil)
+	_ PlaybackPauser = (*stream)(nil)
+	_ PlaybackClock  = (*stream)(nil)
 )
 
 // open adds a device of kind k to the stream, with the rings' C side of that kind as its data
@@ -77,22 +78,28 @@ func (s *stream) Start() error {
 }
 
 // PauseCapture stops or restarts the capture device; the playback device runs on.
-func (s *stream) PauseCapture(paused bool) error {
+func (s *stream) PauseCapture(paused bool) error { return s.pause(Capture, paused) }
+
+// PausePlayback stops or restarts the playback device; the capture device runs on.
+func (s *stream) PausePlayback(paused bool) error { return s.pause(Playback, paused) }
+
+// pause stops or restarts the stream's device of kind k.
+func (s *stream) pause(k Kind, paused bool) error {
 	s.ctx.mu.Lock()
 	defer s.ctx.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("device: pause capture: %w", ErrClosed)
+		return fmt.Errorf("device: pause %s: %w", k, ErrClosed)
 	}
 	for _, d := range s.devices {
-		if d.kind != Capture || d.started() != paused {
+		if d.kind != k || d.started() != paused {
 			continue
 		}
 		if paused {
 			if err := d.stop(); err != nil {
-				return fmt.Errorf("device: pause capture: %w", err)
+				return fmt.Errorf("device: pause %s: %w", k, err)
 			}
 		} else if err := d.start(); err != nil {
-			return fmt.Errorf("device: resume capture: %w", err)
+			return fmt.Errorf("device: resume %s: %w", k, err)
 		}
 	}
 	return nil

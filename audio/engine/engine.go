@@ -10,8 +10,9 @@
 // cleaned: no echo cancellation, noise suppression or encoding), and once per two frames while
 // voice activity hears nothing and nothing plays (Options.QuietWakeFrames); with nothing to play
 // and nothing coming, never for the speaker, which the device then feeds silence itself until a
-// packet comes (Receive wakes it). The echo canceller runs only while an echo of what was
-// played can still come back.
+// packet comes (Receive wakes it); with push-to-talk released as well, the speaker's device stops
+// too (device.PlaybackPauser) until a packet, a press or a mode change. The echo canceller runs
+// only while an echo of what was played can still come back.
 //
 //   - capture, as each period arrives: input volume, then echo cancellation against exactly what
 //     was played, noise suppression and gain control (package apm, in 5 ms blocks); once a whole
@@ -469,6 +470,12 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	speakerOn := false // the speaker has taken audio since the stream started
 	pauser, _ := s.(device.CapturePauser)
 	capturePaused := false
+	// The speaker's device stops while it has nothing to play (device.PlaybackPauser). Its take
+	// clock times writes again only from the first take after it restarted (the count before is
+	// resumedTakes): the last stamp before is as old as the pause.
+	speaker, _ := s.(device.PlaybackPauser)
+	speakerPaused := false
+	var resumedTakes uint64
 	want := period
 	for {
 		busy := false
@@ -523,9 +530,9 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			// the echo by an amount nobody here knows. The delay estimate looks again at once.
 			e.apm.EchoPathMayMove()
 		}
-		if clock != nil && speakerOn {
+		if clock != nil && speakerOn && !speakerPaused {
 			takes, last = clock.PlaybackTakes()
-			if timed = takes > 0; timed {
+			if timed = takes > resumedTakes; timed {
 				jit.observe(takes, last)
 				if under != e.pace.underruns && jit.short() {
 					// Written too late for the speaker: first back to writing as the speaker
@@ -593,6 +600,29 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			}
 			capturePaused = pause && pauser != nil
 		}
+		// With the microphone stopped (push-to-talk released, nothing playing) the speaker's
+		// device stops as well, once it has played what the ring held: neither it nor the sound
+		// system wakes every few milliseconds for silence. A press, a mode change or a packet
+		// restarts it, after the first period to play (if any) is in the ring, which it plays
+		// first.
+		if pause := capturePaused && e.playIdle.Load() && playback.Len() == 0; speaker != nil && pause != speakerPaused {
+			if clock != nil && !pause {
+				resumedTakes, _ = clock.PlaybackTakes()
+			}
+			if err := speaker.PausePlayback(pause); err != nil {
+				e.logf("engine: %v; the speaker stays on", err)
+				speaker = nil
+			}
+			speakerPaused = pause && speaker != nil
+			jit.take = 0 // a write measured before the pause says nothing about the margin
+			if !pause {
+				// Restarted: the device lacked nothing the engine was late for (it played what
+				// the ring held when it started), and the echo comes back by another path.
+				e.pace.rebase(playback.Stats().UnderrunSamples / uint64(e.outCh))
+				e.apm.EchoPathMayMove()
+				continue
+			}
+		}
 		// Wake-ups: the microphone's periods as they come while a frame is being sent; a whole
 		// frame at once while nothing can be sent or voice activity listens to silence (the
 		// frame's periods are cleaned together, or only measured), and QuietWakeFrames of them
@@ -625,6 +655,12 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 				if playback.Len() < want {
 					continue
 				}
+			}
+		} else if speaker != nil && !speakerPaused && capturePaused {
+			// Idle, the speaker still plays what the ring held: its device stops when it took it.
+			space = playback.SpaceSignal()
+			if playback.Len() == 0 {
+				continue
 			}
 		}
 		if due == nil {

@@ -95,6 +95,20 @@ func (r *running) frame() {
 	}
 }
 
+// quietPeriods plays n device periods of silence at the microphone and waits for the engine's
+// step after every second one.
+func (r *running) quietPeriods(n int) {
+	s := r.devs.Stream()
+	in := make([]int16, pcm.PeriodSamples)
+	for i := range n {
+		r.clock.advance(10 * time.Millisecond)
+		require.True(r.t, s.Period(in, r.out))
+		if i%2 == 1 {
+			<-r.frames
+		}
+	}
+}
+
 func (r *running) run(frames int) {
 	for range frames {
 		r.frame()
@@ -444,22 +458,11 @@ func TestIdleSpeaker(t *testing.T) {
 	r := startRunning(t, voice.EngineConfig{})
 	s := r.devs.Stream()
 	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
-	for i := range 20 {
-		r.clock.advance(10 * time.Millisecond)
-		require.True(t, s.Period(in, out))
-		if i%2 == 1 {
-			<-r.frames
-		}
-	}
+	r.quietPeriods(20)
 	require.Eventually(t, r.e.playIdle.Load, 5*time.Second, 100*time.Microsecond, "the speaker goes idle")
 	queued := r.e.apm.QueuedReference()
-	for i := range 10 {
-		r.clock.advance(10 * time.Millisecond)
-		require.True(t, s.Period(in, out))
-		if i%2 == 1 {
-			<-r.frames
-		}
-	}
+	r.quietPeriods(10)
+	assert.False(t, s.PlaybackPaused(), "voice activity listens: the speaker's device runs on")
 	assert.Zero(t, s.Playback().Len(), "nothing written while idle")
 	assert.Equal(t, queued, r.e.apm.QueuedReference(), "no reference of silence either")
 	assert.Positive(t, s.Stats().Playback.UnderrunSamples, "the device played its own silence")
@@ -482,28 +485,19 @@ func TestIdleSpeaker(t *testing.T) {
 }
 
 // TestCaptureStopsWhileNothingCanBeSentOrHeard: with push-to-talk released and the speaker idle
-// the engine stops the microphone's device; a press starts it again, and so does a packet to
-// play (its echo canceller needs the microphone while the speaker plays), and voice activity
-// never stops it.
+// the engine stops the microphone's device, and the speaker's once it played what it held; a
+// press starts them again, and so does a packet to play (its echo canceller needs the microphone
+// while the speaker plays), which the restarted speaker finds waiting; voice activity never
+// stops them.
 func TestCaptureStopsWhileNothingCanBeSentOrHeard(t *testing.T) {
 	pkts := farPackets(t, speech.Names[0])
 	r := startRunning(t, voice.EngineConfig{})
 	s := r.devs.Stream()
-	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
-	periods := func(n int) {
-		for i := range n {
-			r.clock.advance(10 * time.Millisecond)
-			require.True(t, s.Period(in, out))
-			if i%2 == 1 {
-				<-r.frames
-			}
-		}
-	}
 	paused := func(want bool, msg string) {
 		t.Helper()
 		require.Eventually(t, func() bool { return s.CapturePaused() == want }, 5*time.Second, 100*time.Microsecond, msg)
 	}
-	periods(20)
+	r.quietPeriods(20)
 	require.Eventually(t, r.e.playIdle.Load, 5*time.Second, 100*time.Microsecond, "the speaker goes idle")
 	assert.False(t, s.CapturePaused(), "voice activity listens")
 
@@ -511,14 +505,23 @@ func TestCaptureStopsWhileNothingCanBeSentOrHeard(t *testing.T) {
 	paused(true, "push-to-talk released, nothing playing: the microphone stops")
 	r.e.SetPTTActive(true)
 	paused(false, "a press starts it")
-	periods(4)
+	r.quietPeriods(4)
 	r.e.SetPTTActive(false)
-	periods(2) // the talk spurt ends
+	r.quietPeriods(2) // the talk spurt ends
 	paused(true, "released again")
+
+	require.Eventually(t, s.PlaybackPaused, 5*time.Second, 100*time.Microsecond, "and the speaker's device stops too")
+	before := s.Stats()
+	r.quietPeriods(4)
+	assert.Equal(t, before.PlaybackPeriods, s.Stats().PlaybackPeriods, "a stopped speaker is called no more")
 
 	r.e.ReceiveAt(7, pkts[0], r.clock.now())
 	paused(false, "a packet to play starts it")
+	require.Eventually(t, func() bool { return !s.PlaybackPaused() }, 5*time.Second, 100*time.Microsecond, "and the speaker")
+	assert.GreaterOrEqual(t, s.Playback().Len(), pcm.PeriodSamples, "which finds the first period to play in the ring")
 	assert.False(t, r.e.playIdle.Load())
+	r.quietPeriods(1)
+	assert.Equal(t, before.Playback, s.Stats().Playback, "and lacks nothing of it")
 }
 
 func TestPacingFollowsUnderruns(t *testing.T) {
