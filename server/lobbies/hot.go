@@ -209,9 +209,9 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 	if member == nil {
 		return nil, nil, wire.MissingAccess()
 	}
-	key := nonceKey{lobby: h.lobby.ID, author: q.userID, nonce: req.nonce}
+	key := nonceKey{Lobby: h.lobby.ID, Author: q.userID, Nonce: req.nonce}
 	if req.enforceNonce {
-		if enc, ok := s.nonces.find(key, now); ok {
+		if enc, ok := s.nonceMemory().Find(key, now); ok {
 			return enc, nil, nil
 		}
 		enc, ok, err := s.storedNonce(q, member, key, now)
@@ -248,7 +248,7 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 		return nil, nil, err
 	}
 	if req.enforceNonce {
-		s.nonces.keep(key, enc, now) // forgotten again if the commit fails
+		s.nonceMemory().Keep(key, enc, now) // forgotten again if the commit fails
 	}
 	return enc, p, nil
 }

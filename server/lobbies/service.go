@@ -17,6 +17,7 @@ import (
 	"sdkpp/server/httpx"
 	"sdkpp/server/lobbies/internal/groupcommit"
 	"sdkpp/server/lobbies/internal/lockpark"
+	"sdkpp/server/lobbies/internal/noncemem"
 	"sdkpp/server/lobbies/internal/sendq"
 	"sdkpp/server/lobbies/internal/sharedread"
 	"sdkpp/server/order"
@@ -127,7 +128,7 @@ type Service struct {
 	// nonces remembers, under order, the messages sent with an enforced nonce since it started
 	// (noncesStarted), when the newest stored message with an enforced nonce was sent at
 	// storedBefore (storedNonce).
-	nonces        nonceMemory
+	nonces        *noncemem.Memory
 	noncesStarted bool
 	storedBefore  time.Time
 	// committed is the revision of the last committed change (see tx): a snapshot read after it
