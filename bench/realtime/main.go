@@ -39,9 +39,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"sdkpp/bench/internal/benchdb"
@@ -196,6 +199,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	turns[2], dones[1] = sdkppRound(a, pair, ps[0], nil, to, poll, "http")
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
 	var base, ours, overHTTP, spinning []time.Duration
+	loadBefore, gcBefore := loadAverage(), gcCycles()
 	for i := 0; i < rounds+warmup; i++ {
 		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
 			d, err := turns[k](i)
@@ -227,6 +231,8 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
 	fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
 		hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
+	fmt.Printf("  (the machine's load, 1-minute average, on %d processors: %s before, %s after; the clients' process ran %d GC cycles in the %d rounds)\n",
+		runtime.NumCPU(), loadBefore, loadAverage(), gcCycles()-gcBefore, 4*(rounds+warmup))
 	if latencyOnly {
 		return nil
 	}
@@ -342,6 +348,23 @@ func bareIdle(n int) (idleResult, error) {
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+// loadAverage returns the machine's 1-minute load average as the system gives it, or "unknown":
+// the figures of a shared machine are read beside it.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
+}
+
+// gcCycles returns how many GC cycles this process has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
 
 func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })

@@ -9,6 +9,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -176,20 +177,26 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 // String returns the end of the JSON string at b[i] (which is '"'), and false when it is not a
 // valid one. Its bytes are not checked to be UTF-8, as encoding/json does not check them.
 func String(b []byte, i int) (int, bool) {
-	for i++; i < len(b); i++ {
-		// Eight plain bytes at a time: a message's text is mostly bytes that need no look.
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:])) {
+	for i++; ; i++ {
+		// Eight bytes at a time, jumping to the first that ends or escapes the string: a message's
+		// text is mostly bytes that need no look.
+		for i+8 <= len(b) {
+			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
 		}
-		if i >= len(b) {
-			break
+		for i < len(b) && !isSpecial(b[i]) { // the last few bytes
+			i++
 		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
+		if i >= len(b) {
 			return 0, false
-		case c == '\\':
+		}
+		switch b[i] {
+		case '"':
+			return i + 1, true
+		case '\\':
 			i++
 			if i >= len(b) {
 				return 0, false
@@ -209,19 +216,24 @@ func String(b []byte, i int) (int, bool) {
 			default:
 				return 0, false
 			}
+		default: // a control character
+			return 0, false
 		}
 	}
-	return 0, false
 }
 
-// special reports whether any of the eight bytes in x ends or escapes a string, or is a control
-// character: '"', '\\' or below 0x20 (the classic bit tricks for a zero byte, and for a byte less
-// than n <= 128, which are exact).
-func special(x uint64) bool {
+// isSpecial reports whether c ends or escapes a string, or is a control character.
+func isSpecial(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
+
+// special finds the bytes of the eight in x (in memory order) that end or escape a string, or are
+// control characters: '"', '\\' or below 0x20. Its lowest set bit is the high bit of the first
+// such byte, exactly, and it is zero when there is none; bits above the first may be set
+// spuriously. (The classic bit tricks for a zero byte and for a byte less than n <= 128: a borrow
+// only runs upwards, from the first byte that matched.)
+func special(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	less := (x - ones*0x20) &^ x & highs
-	return less|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)&^x | (quote-ones)&^quote | (backslash-ones)&^backslash) & highs
 }
 
 func isHex(c byte) bool {

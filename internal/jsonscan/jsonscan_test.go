@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -101,22 +102,40 @@ func TestValueAgreesWithValid(t *testing.T) {
 	}
 }
 
-// special finds each kind of byte that ends, escapes or invalidates a string, at every position
-// of a word, and nothing in plain text (including bytes of 0x80 and above).
+// special marks exactly the first byte of a word that ends, escapes or invalidates a string,
+// whatever follows it, and nothing in plain text (including bytes of 0x80 and above).
 func TestSpecial(t *testing.T) {
-	plain := []byte("abcdefgh")
-	require.False(t, special(binary.LittleEndian.Uint64(plain)), "plain text reported")
+	first := func(w []byte) int {
+		m := special(binary.LittleEndian.Uint64(w))
+		if m == 0 {
+			return -1
+		}
+		return bits.TrailingZeros64(m) >> 3
+	}
+	require.Equal(t, -1, first([]byte("abcdefgh")), "plain text reported")
+	require.Equal(t, -1, first([]byte("\xff\x80 ~!#[]")), "plain text reported")
 	for _, c := range []byte{'"', '\\', 0x00, 0x01, 0x1f} {
 		for pos := range 8 {
-			w := []byte("\xff\x80 ~!#[]")
-			w[pos] = c
-			require.True(t, special(binary.LittleEndian.Uint64(w)), "byte %#x at %d missed", c, pos)
+			for _, after := range []byte{'a', 0x00, 0x01, 0x20, 0x21, '"', '\\', 0x80, 0xff} {
+				w := []byte("\xff\x80 ~!#[]")
+				for j := pos + 1; j < 8; j++ {
+					w[j] = after
+				}
+				w[pos] = c
+				require.Equal(t, pos, first(w), "byte %#x at %d, then %#x", c, pos, after)
+			}
 		}
 	}
 	for c := 0; c < 256; c++ {
-		w := []byte{byte(c), 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
-		want := c == '"' || c == '\\' || c < 0x20
-		require.Equal(t, want, special(binary.LittleEndian.Uint64(w)), "byte %#x: reported %v", c, !want)
+		for _, at := range []int{0, 7} {
+			w := []byte("aaaaaaaa")
+			w[at] = byte(c)
+			want := -1
+			if c == '"' || c == '\\' || c < 0x20 {
+				want = at
+			}
+			require.Equal(t, want, first(w), "byte %#x at %d", c, at)
+		}
 	}
 }
 
