@@ -17,7 +17,7 @@ import (
 
 // clusterMessaging measures (d): (a) with HTTP sends and (b), on one node on SQLite, one node on
 // PostgreSQL and NATS, and three nodes on them, the sender on the first node and the receivers
-// on the others; (b)'s anchor, Redis, takes its turn beside each.
+// on the others; (b)'s anchor, Redis, takes turns with each, as in (b).
 func clusterMessaging(rd *redisServer, rounds, members, messages, window int) error {
 	pg, err := startPostgres()
 	if err != nil {
@@ -35,7 +35,7 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		pg    bool
 	}{{"one node, SQLite                ", 1, false}, {"one node, PostgreSQL + NATS     ", 1, true},
 		{"three nodes, PostgreSQL + NATS  ", 3, true}} {
-		p50, p99, rate, base, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window)
+		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -47,6 +47,7 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		}
 		fmt.Println(line)
 		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", c.name, rate, base, rate/base)
+		fmt.Printf("        %s fan-out CPU per message of each node %v\n", c.name, cpu)
 	}
 	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
 	return nil
@@ -54,7 +55,8 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 
 // clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
 // onPG, else one on in-memory SQLite.
-func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, err error) {
+// cpu is the CPU time each node used per message of the fan-out.
+func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, cpu []time.Duration, err error) {
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -64,17 +66,17 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	if !onPG {
 		c, err := startChild("sdkpp", 0)
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return 0, 0, 0, 0, nil, err
 		}
 		children = append(children, c)
 	} else {
 		db, err := pg.database()
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return 0, 0, 0, 0, nil, err
 		}
 		ns, err := startNATS()
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return 0, 0, 0, 0, nil, err
 		}
 		defer func() { // after the nodes: a node stops within a moment only while its bus answers
 			for _, c := range children {
@@ -86,7 +88,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		for i := range nodes { // one after the other: the first seeds the dev data
 			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: ns.url, ID: i + 1})
 			if err != nil {
-				return 0, 0, 0, 0, err
+				return 0, 0, 0, 0, nil, err
 			}
 			children = append(children, c)
 		}
@@ -102,19 +104,19 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	a := newAPI(send.Addr, window)
 	ps, err := a.players(send.BotToken, "d-", members)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	pair, err := a.lobby("d-latency", ps[:2])
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	size, err := probeSize(a, recv[0], pair, ps[0], ps[1])
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	to, err := newReceiver(recv[0], ps[1])
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
 	var ds []time.Duration
@@ -122,7 +124,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		d, err := r(i)
 		if err != nil {
 			to.c.Close()
-			return 0, 0, 0, 0, err
+			return 0, 0, 0, 0, nil, err
 		}
 		if i >= warmup {
 			ds = append(ds, d)
@@ -130,33 +132,60 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	}
 	to.c.Close()
 	if err := done(); err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	p50, p99 = percentiles(ds)
 	all, err := a.lobby("d-fanout", ps)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	ours, err := newSpreadFanout(a, recv, all, ps)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	defer ours.Close()
 	theirs, err := newRedisFanout(rd, members, size)
 	if err != nil {
-		return 0, 0, 0, 0, err
+		return 0, 0, 0, 0, nil, err
 	}
 	defer theirs.Close()
-	ourTime, err := ours.turn(messages, window)
-	if err != nil {
-		return 0, 0, 0, 0, err
+	// The two take turns, a fifth of the messages each time, as in (b): on a shared machine a
+	// load that comes and goes then weighs on both sides alike.
+	per := max(messages/fanTurns, 1)
+	var ourTime, baseTime time.Duration
+	nodesCPU := make([]cpuMeter, len(children))
+	for i, c := range children {
+		nodesCPU[i].server = c.cmd.Process.Pid
 	}
-	baseTime, err := theirs.turn(messages, window)
-	if err != nil {
-		return 0, 0, 0, 0, err
+	for range fanTurns {
+		for i := range nodesCPU {
+			if err := nodesCPU[i].start(); err != nil {
+				return 0, 0, 0, 0, nil, err
+			}
+		}
+		d, err := ours.turn(per, window)
+		if err != nil {
+			return 0, 0, 0, 0, nil, err
+		}
+		for i := range nodesCPU {
+			if err := nodesCPU[i].stop(); err != nil {
+				return 0, 0, 0, 0, nil, err
+			}
+		}
+		ourTime += d
+		if d, err = theirs.turn(per, window); err != nil {
+			return 0, 0, 0, 0, nil, err
+		}
+		baseTime += d
+	}
+	messages = per * fanTurns
+	cpu = make([]time.Duration, len(nodesCPU))
+	for i := range nodesCPU {
+		cpu[i], _ = nodesCPU[i].perMessage(messages)
+		cpu[i] = cpu[i].Round(100 * time.Nanosecond)
 	}
 	n := float64(messages * members)
-	return p50, p99, n / ourTime.Seconds(), n / baseTime.Seconds(), nil
+	return p50, p99, n / ourTime.Seconds(), n / baseTime.Seconds(), cpu, nil
 }
 
 // postgres is a private PostgreSQL server (build/scripts/pg.sh) under build/bench.

@@ -252,7 +252,6 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		return err
 	}
 	defer baseFan.Close()
-	const fanTurns = 5
 	per := max(messages/fanTurns, 1)
 	var ourTime, httpTime, baseTime time.Duration
 	// The CPU each side's server and this program's clients use, per message: on a shared machine
@@ -296,6 +295,9 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		r(baseServer), r(baseClients), r(ourServer), r(ourClients), members, r(httpServer), r(httpClients))
 	return nil
 }
+
+// fanTurns is how many turns the fan-out's sides take, each with a fifth of the messages.
+const fanTurns = 5
 
 // idleConnections measures (c).
 func idleConnections(n int) error {

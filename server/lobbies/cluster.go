@@ -84,9 +84,9 @@ const maxEpochTries = 3
 
 // sendLobby sends group, messages of one lobby, under the lobby's order lock, and then, while
 // the lock is held, the lobby's messages that arrived meanwhile as the next groups: the lock's
-// release and next hold are saved. A group's senders are answered once it is committed, and
-// what they send while it is published joins the next group (of a lobby kept, whose commit
-// checks the epoch). With Service.LockLinger the lock is then kept a moment for the node's next group
+// release and next hold are saved. A group's senders are answered once it is committed (the one
+// whose request started the send too: it runs on the send queue's goroutine), and what they send
+// while it is published joins the next group (of a lobby kept, whose commit checks the epoch). With Service.LockLinger the lock is then kept a moment for the node's next group
 // of the lobby. Call with s.order held.
 func (s *Service) sendLobby(group []*clusterSend) {
 	sq := &s.sends

@@ -127,6 +127,7 @@ func TestClusterSendsMessagesInGroups(t *testing.T) {
 		synctest.Wait() // each of the other senders waits with its first message
 		close(gate)
 		wg.Wait()
+		e.svc.Close() // the send goes on after its senders are answered
 
 		total := len(ps) * each
 		holds := len(order.holds) - holdsBefore
@@ -278,6 +279,7 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 		synctest.Wait()
 		close(gate) // the first group's publish is refused; the others go under a new hold
 		wg.Wait()
+		e.svc.Close() // the send goes on after its senders are answered
 
 		require.Len(t, order.holds[holdsBefore:], 2, "a new hold after the refused group")
 		require.Equal(t, 2, st.calls, "one publish per group")
@@ -295,8 +297,8 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 }
 
 // On a cluster with a Stager, a group's senders are answered once it is committed, while it is
-// still being published (but the one whose request sends the groups of the hold); a message
-// sent meanwhile to the kept lobby joins the next group under the same hold, published after it.
+// still being published, the one whose request started the hold's send too; a message sent
+// meanwhile to the kept lobby joins the next group under the same hold, published after it.
 func TestClusterAnswersOnceCommitted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
@@ -324,17 +326,19 @@ func TestClusterAnswersOnceCommitted(t *testing.T) {
 		}
 		var wg sync.WaitGroup
 		var a1, b1, b2 uint64
-		wg.Go(func() { send(ps[0], "a1", &a1) }) // sends the groups: answered once the hold ends
+		wg.Go(func() { send(ps[0], "a1", &a1) }) // starts the hold's send
 		synctest.Wait()                          // at the lock's gate
 		wg.Go(func() { send(ps[1], "b1", &b1) })
 		synctest.Wait() // queued: the second group
 		close(gate)
 		synctest.Wait() // the second group committed; its publish waits
-		require.EqualValues(t, 1, answered.Load(), "the second group's sender is answered while it is published")
+		require.EqualValues(t, 2, answered.Load(),
+			"the first group's sender is answered, and the second's while its group is published")
 		wg.Go(func() { send(ps[1], "b2", &b2) })
 		synctest.Wait()
 		close(hold)
 		wg.Wait()
+		e.svc.Close() // the send goes on after its senders are answered
 
 		require.Equal(t, []uint64{a1, b1, b2}, st.published, "published in order, each once")
 		require.Equal(t, 3, st.calls, "one publish per group")

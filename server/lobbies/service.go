@@ -400,8 +400,10 @@ func (s *Service) Start() {
 	})
 }
 
-// Close stops the goroutine Start started and waits for it.
+// Close waits for a cluster's group send under way, then stops the goroutine Start started and
+// waits for it.
 func (s *Service) Close() {
+	s.sends.Wait() // a cluster's group send under way, which may park its lock
 	if s.cancel == nil {
 		return
 	}

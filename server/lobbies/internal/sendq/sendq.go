@@ -1,6 +1,7 @@
 // Package sendq gathers the work that arrives while earlier work is being sent, so that it goes
-// as the next group: the first caller of Send sends a group (everything queued) while no one
-// else does, and the others wait for it; one of them then sends the next. The sender may take
+// as the next group: the first caller of Send starts the send of a group (everything queued)
+// while no one else sends, and every caller waits for its own work only; a waiter then starts
+// the next. The sender may take
 // more of the queue, by key, while it sends (Take), and give back what it could not send
 // (PutBack). Package lobbies sends a cluster's lobby messages so.
 package sendq
@@ -19,12 +20,14 @@ type Queue[T Keyed] struct {
 	changed *sync.Cond // signalled when a group has been sent
 	queue   []T
 	waiting map[T]bool // queued or being sent, not yet Finished
-	sending bool
+	sending bool       // a send is under way
 }
 
-// Send queues v and returns once it is Finished: by a group the caller sends with send (every
-// piece of work queued while no other group is sent), or one another caller sends. send must
-// Finish every piece of work it is given, or PutBack what it did not.
+// Send queues v and returns once it is Finished: by a group the caller starts sending with send
+// (every piece of work queued while no other group is sent), or one another caller started.
+// send runs on a goroutine of its own, which may go on after v is Finished (it sends more of the
+// queue, Take); Wait waits for it. send must Finish every piece of work it is given, or PutBack
+// what it did not.
 func (q *Queue[T]) Send(v T, send func(group []T)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -40,11 +43,22 @@ func (q *Queue[T]) Send(v T, send func(group []T)) {
 		}
 		group := q.queue
 		q.queue, q.sending = nil, true
-		q.mu.Unlock()
-		send(group)
-		q.mu.Lock()
-		q.sending = false
-		q.changed.Broadcast()
+		go func() { // owned by the queue: it ends with the send; Wait waits for it
+			send(group)
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			q.sending = false
+			q.changed.Broadcast()
+		}()
+	}
+}
+
+// Wait waits until no send is under way. Work queued later starts another.
+func (q *Queue[T]) Wait() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.sending {
+		q.changed.Wait()
 	}
 }
 

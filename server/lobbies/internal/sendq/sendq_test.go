@@ -2,7 +2,9 @@ package sendq
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +63,48 @@ func TestQueueGroups(t *testing.T) {
 	assert.Equal(t, [][]uint64{{1}, {3, 4, 2}, {4, 2}, {2}}, groups)
 	assert.Empty(t, q.queue)
 	assert.Empty(t, q.waiting)
+}
+
+// The caller whose Send starts a group's send returns once its own work is Finished, while the
+// send goes on (it takes more of the queue); Wait waits for the send's end.
+func TestQueueAnswersTheStarterWithItsWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[*work]
+		a, b := &work{1, 1}, &work{1, 2}
+		more := make(chan struct{})
+		var sends, returned atomic.Int32
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			q.Send(a, func(g []*work) {
+				sends.Add(1)
+				q.Finish(g)
+				<-more // b arrives meanwhile: sent as the next group of this send
+				next := q.Take(1)
+				assert.Equal(t, []*work{b}, next)
+				q.Finish(next)
+			})
+			returned.Add(1)
+		})
+		synctest.Wait()
+		require.EqualValues(t, 1, returned.Load(), "a's caller is answered once a is Finished")
+		wg.Go(func() {
+			q.Send(b, func([]*work) { t.Error("b is taken by the send under way") })
+			returned.Add(1)
+		})
+		synctest.Wait()
+		require.EqualValues(t, 1, returned.Load(), "b waits for the send under way")
+		waited := make(chan struct{})
+		go func() { q.Wait(); close(waited) }()
+		synctest.Wait()
+		select {
+		case <-waited:
+			t.Fatal("Wait returned while the send goes on")
+		default:
+		}
+		close(more)
+		wg.Wait()
+		<-waited
+		assert.EqualValues(t, 1, sends.Load())
+		assert.Empty(t, q.waiting)
+	})
 }
