@@ -51,17 +51,18 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 40, "Authorize-to-token rounds")
 	workers := flag.Int("workers", 8, "concurrent token requests")
-	dur := flag.Duration("duration", 5*time.Second, "how long to load each endpoint, in turns")
+	dur := flag.Duration("duration", 10*time.Second, "how long to load each endpoint, in turns")
+	turns := flag.Int("turns", 20, "how many turns the token endpoint and its anchor take")
 	storeFlag := flag.String("store", "sqlite", "the store: sqlite (a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
-	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load (not the anchor's) to this path with .0, .1, ... appended")
+	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load to this path with .0, .1, ... appended, and of the anchor's turns with .anchor.0, .anchor.1, ...")
 	flag.Parse()
-	if err := run(*rounds, *workers, *dur, *storeFlag, *profile); err != nil {
+	if err := run(*rounds, *workers, *turns, *dur, *storeFlag, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(rounds, workers int, dur time.Duration, storeName, profile string) error {
+func run(rounds, workers, turns int, dur time.Duration, storeName, profile string) error {
 	cfg := server.Config{Addr: "127.0.0.1:0", Dev: true,
 		// The token endpoint's own throughput is measured, as the bare handler's is: no rate limits.
 		RateLimits: ratelimit.Config{Disabled: true},
@@ -132,43 +133,56 @@ func run(rounds, workers int, dur time.Duration, storeName, profile string) erro
 	// Token endpoint throughput.
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ID.String()},
 		"client_secret": {app.ClientSecret}, "scope": {"identify"}}.Encode()
-	// The two take turns, a tenth of the duration each time, so that both meet the same moments
-	// of a shared machine; the figure is the median of the turns' ratios.
-	const turns = 10
+	// The two take turns, so that both meet the same moments of a shared machine, in the order
+	// ABBA (ours first in even turns, the anchor first in odd ones), so that neither is always
+	// the one that follows the other; the figure is the median of the turns' ratios.
 	var ratios, ourRates, baseRates []float64
 	var ourCPU, baseCPU cpuMeter
 	var pgTime time.Duration // the PostgreSQL server's CPU over the token endpoint's turns
-	for range turns {
+	each := dur / time.Duration(turns)
+	// measure loads target for one turn, with its CPU on m (and the PostgreSQL server's when
+	// server is set), profiled to the file prof when it is not empty.
+	measure := func(target, prof string, m *cpuMeter, server bool) (float64, error) {
 		// Each turn starts from a collected heap, so that neither pays for the other's garbage
 		// (the anchor, which allocates little, would otherwise finish the cycles ours began).
 		runtime.GC()
-		stop, err := startProfile(profile, len(ratios))
+		stop, err := startProfile(prof, len(ratios))
 		if err != nil {
-			return err
+			return 0, err
 		}
-		ourCPU.start()
+		defer stop()
+		m.start()
 		pg0 := pg.used()
-		ours, err := load(srv.APIURL()+"/oauth2/token", form, workers, dur/turns)
-		ourCPU.stop(ours * (dur / turns).Seconds())
-		pgTime += pg.used() - pg0
-		stop()
-		if err != nil {
-			return err
+		rate, err := load(target, form, workers, each)
+		m.stop(rate * each.Seconds())
+		if server {
+			pgTime += pg.used() - pg0
 		}
-		runtime.GC()
-		baseCPU.start()
-		base, err := load(bare.URL+"/token", form, workers, dur/turns)
-		baseCPU.stop(base * (dur / turns).Seconds())
+		return rate, err
+	}
+	for turn := range turns {
+		var ours, base float64
+		var err error
+		if turn%2 == 0 {
+			if ours, err = measure(srv.APIURL()+"/oauth2/token", profile, &ourCPU, true); err == nil {
+				base, err = measure(bare.URL+"/token", anchorProfile(profile), &baseCPU, false)
+			}
+		} else {
+			if base, err = measure(bare.URL+"/token", anchorProfile(profile), &baseCPU, false); err == nil {
+				ours, err = measure(srv.APIURL()+"/oauth2/token", profile, &ourCPU, true)
+			}
+		}
 		if err != nil {
 			return err
 		}
 		ourRates, baseRates, ratios = append(ourRates, ours), append(baseRates, base), append(ratios, ours/base)
 	}
-	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s (medians)\n", label, workers, turns, dur/turns)
+	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s, in the order ABBA (medians)\n", label, workers, turns, each)
 	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req\n",
 		median(baseRates), baseCPU.perRequest())
-	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx)\n",
-		median(ourRates), ourCPU.perRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios))
+	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
+		median(ourRates), ourCPU.perRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios),
+		quantile(ratios, 0.25), quantile(ratios, 0.75))
 	// The CPU ratio depends much less than the rates on what else the machine runs.
 	if pg != nil && ourCPU.requests > 0 {
 		pgPer := float64(pgTime.Microseconds()) / ourCPU.requests
@@ -258,9 +272,18 @@ func (p *postgresCPU) used() time.Duration {
 	return time.Duration(total) * tick
 }
 
-// startProfile starts a CPU profile of turn's load of the token endpoint, in the file profile.turn
-// (go tool pprof merges the turns' files), and returns what stops it; the anchor's turns are left
-// out. An empty profile profiles nothing.
+// anchorProfile is where the anchor's turns are profiled when the token endpoint's are in
+// profile: beside them, with .anchor before the turn's number.
+func anchorProfile(profile string) string {
+	if profile == "" {
+		return ""
+	}
+	return profile + ".anchor"
+}
+
+// startProfile starts a CPU profile of a turn's load, in the file profile.turn
+// (go tool pprof merges the turns' files), and returns what stops it. An empty profile profiles
+// nothing.
 func startProfile(profile string, turn int) (stop func(), err error) {
 	if profile == "" {
 		return func() {}, nil
@@ -309,6 +332,12 @@ func (m *cpuMeter) perRequest() float64 {
 		return 0
 	}
 	return float64(m.total.Microseconds()) / m.requests
+}
+
+// quantile returns the q-quantile of xs (which it sorts), the nearest rank's.
+func quantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
+	return xs[min(len(xs)-1, int(q*float64(len(xs))))]
 }
 
 // median returns the median of xs (which it sorts).
