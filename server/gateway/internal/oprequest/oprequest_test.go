@@ -169,7 +169,7 @@ func TestQueueBound(t *testing.T) {
 		q.Add("a", committed(commit))
 		q.Hand()
 		synctest.Wait() // the goroutine waits in a's commit
-		q.Add("b", ok) // two in flight, under the bound
+		q.Add("b", ok)  // two in flight, under the bound
 		added := make(chan struct{})
 		go func() {
 			q.Add("c", ok)
