@@ -205,6 +205,7 @@ type Hub struct {
 	sessions  map[string]*session
 	byUser    map[uint64]map[*session]struct{}
 	lastSweep time.Time
+	stamp     uint64 // the last dispatch push stamped on the sessions it reached (session.stamp)
 
 	pubMu sync.Mutex
 	pub   []uint64 // outbox ids published, not yet deleted (Published)
@@ -507,24 +508,17 @@ func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 		evs[i], _ = json.Marshal(ds[i].Event) // a string always encodes
 	}
 	var live []*conn
-	var listed map[*conn]bool // of a group's: each written once
-	if len(ds) > 1 {
-		listed = map[*conn]bool{}
-	}
 	pushed := make([]int, len(ds))
 	h.mu.Lock()
 	now := h.cfg.Clock.Now()
+	first := h.stamp + 1 // this push's dispatches are stamped from first on (session.stamp)
 	for i := range ds {
 		d, f := &ds[i], filterOf(&ds[i])
-		seen := make(map[uint64]bool, len(d.Users))
+		h.stamp++
 		for _, u := range d.Users {
-			if seen[u] {
-				continue
-			}
-			seen[u] = true
 			for s := range h.byUser[u] {
-				if h.expireLocked(s, now) || !f.keep(s) {
-					continue
+				if s.stamp == h.stamp || h.expireLocked(s, now) || !f.keep(s) {
+					continue // a user listed twice: its sessions have the dispatch
 				}
 				if at == 0 {
 					s.Push(evs[i], d.Data, h.cfg.ReplayLimit)
@@ -534,12 +528,10 @@ func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 					continue
 				}
 				pushed[i]++
-				if s.conn != nil && !listed[s.conn] {
+				if s.conn != nil && s.stamp < first { // written once for all of the push's
 					live = append(live, s.conn)
-					if listed != nil {
-						listed[s.conn] = true
-					}
 				}
+				s.stamp = h.stamp
 			}
 		}
 	}
