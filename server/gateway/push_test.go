@@ -49,8 +49,39 @@ func TestPushAllocatesPerDispatch(t *testing.T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, u := range users[:10] {
-		for s := range h.byUser[u] {
+		for _, s := range h.byUser[u] {
 			assert.Equal(t, int64(2*(2*h.cfg.ReplayLimit+2*200)), s.Seq(), "each dispatch once per session, a user listed twice too")
 		}
+	}
+}
+
+// A push removes the sessions of its users whose resume window has passed as it meets them,
+// whatever their place among the user's sessions, and still pushes to every other one.
+func TestPushRemovesExpiredSessions(t *testing.T) {
+	e := newEnv(t, nil)
+	h := e.hub
+	now := e.clk.Now()
+	expired := map[string]bool{"s0": true, "s2": true, "s4": true}
+	h.mu.Lock()
+	for i := range 5 {
+		id := "s" + strconv.Itoa(i)
+		expires := now.Add(time.Hour)
+		if expired[id] {
+			expires = now.Add(-time.Second)
+		}
+		h.addLocked(&session{id: id, who: Identity{UserID: 7, AppID: testApp}, expires: expires})
+	}
+	h.mu.Unlock()
+	h.push([]busmsg.Dispatch{{Users: []uint64{7}, Kind: busmsg.ToApp, App: testApp, Event: "A", Data: []byte("1")}}, 0)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var kept []string
+	for _, s := range h.byUser[7] {
+		kept = append(kept, s.id)
+		assert.Equal(t, int64(1), s.Seq(), "session %s got the dispatch once", s.id)
+	}
+	assert.ElementsMatch(t, []string{"s1", "s3"}, kept)
+	for id := range expired {
+		assert.Nil(t, h.sessions[id], "%s removed", id)
 	}
 }
