@@ -37,18 +37,49 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * clockTick, nil
 }
 
+// procSyscalls reads how many read and write system calls (read, write, pread, pwrite, sendmsg,
+// recvmsg and their kin) a process has made so far, from /proc/<pid>/io.
+func procSyscalls(pid int) (reads, writes int64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes, nil
+}
+
 // cpuMeter sums the CPU time two processes use during measured spans: the server (the sdkpp
 // service or redis-server) and this program, whose clients drive it.
 type cpuMeter struct {
 	server          int // its pid
 	serverCPU, self time.Duration
 	s0, c0          time.Duration
+	// The server's read and write system calls during the spans, and at the span's start.
+	reads, writes, r0, w0 int64
 }
 
 // start begins a span.
 func (m *cpuMeter) start() error {
 	var err error
 	if m.s0, err = procCPU(m.server); err != nil {
+		return err
+	}
+	if m.r0, m.w0, err = procSyscalls(m.server); err != nil {
 		return err
 	}
 	m.c0, err = procCPU(os.Getpid())
@@ -65,8 +96,14 @@ func (m *cpuMeter) stop() error {
 	if err != nil {
 		return err
 	}
+	r, w, err := procSyscalls(m.server)
+	if err != nil {
+		return err
+	}
 	m.serverCPU += s - m.s0
 	m.self += c - m.c0
+	m.reads += r - m.r0
+	m.writes += w - m.w0
 	return nil
 }
 
@@ -74,4 +111,10 @@ func (m *cpuMeter) stop() error {
 func (m *cpuMeter) perMessage(messages int) (server, self time.Duration) {
 	n := time.Duration(max(messages, 1))
 	return m.serverCPU / n, m.self / n
+}
+
+// syscallsPerMessage is the server's read and write system calls per message.
+func (m *cpuMeter) syscallsPerMessage(messages int) (reads, writes float64) {
+	n := float64(max(messages, 1))
+	return float64(m.reads) / n, float64(m.writes) / n
 }

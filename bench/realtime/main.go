@@ -67,6 +67,7 @@ func main() {
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time")
+	flag.BoolVar(&fanoutOnly, "fanout-only", false, "measure only (b) over op 100 against Redis, without its HTTP side (for comparing builds and profiling the service's send path)")
 	var node nodeConfig
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
 	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
@@ -130,6 +131,10 @@ var exit int
 // latencyOnly: measure (a) only (-latency-only), for comparing builds in quick turns.
 var latencyOnly bool
 
+// fanoutOnly: measure (b) only, over op 100 and against Redis (-fanout-only), for comparing builds
+// and profiling the service's send path without the other figures' work in the profile.
+var fanoutOnly bool
+
 func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool) error {
 	rd, err := startRedis()
 	if err != nil {
@@ -141,7 +146,7 @@ func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool)
 			return err
 		}
 	}
-	if cluster && !latencyOnly {
+	if cluster && !latencyOnly && !fanoutOnly {
 		if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
 			return err
 		}
@@ -149,7 +154,7 @@ func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool)
 	if clusterOnly {
 		return nil
 	}
-	if idle == 0 || latencyOnly {
+	if idle == 0 || latencyOnly || fanoutOnly {
 		return nil
 	}
 	return idleConnections(idle)
@@ -200,7 +205,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
 	var base, ours, overHTTP, spinning []time.Duration
 	loadBefore, gcBefore := loadAverage(), gcCycles()
-	for i := 0; i < rounds+warmup; i++ {
+	for i := 0; i < rounds+warmup && !fanoutOnly; i++ {
 		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
 			d, err := turns[k](i)
 			if err != nil {
@@ -218,21 +223,23 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	}
 	sc.Close()
 	to.c.Close() // before the fan-out, which ps[0] and ps[1] are also in
-	op50, op99 := percentiles(ours)
-	hp50, hp99 := percentiles(overHTTP)
-	sp50, sp99 := percentiles(spinning)
-	bp50, bp99 := percentiles(base)
-	fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the four in turns (%d messages each, %d-byte payloads)\n", rounds, size)
-	fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
-	fmt.Printf("  sdkpp: SDK SendLobbyMessage (gateway) -> SDK MessageCreated callback     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 1.5x)\n",
-		op50, op99, ratio(op50, bp50), ratio(op99, bp99))
-	fmt.Printf("    (the receiving thread waits in WaitCallbacks between RunCallbacks)\n")
-	fmt.Printf("  sdkpp: the same, to a game loop polling RunCallbacks with 1 us sleeps     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
-		sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
-	fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
-		hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
-	fmt.Printf("  (the machine's load, 1-minute average, on %d processors: %s before, %s after; the clients' process ran %d GC cycles in the %d rounds)\n",
-		runtime.NumCPU(), loadBefore, loadAverage(), gcCycles()-gcBefore, 4*(rounds+warmup))
+	if !fanoutOnly {
+		op50, op99 := percentiles(ours)
+		hp50, hp99 := percentiles(overHTTP)
+		sp50, sp99 := percentiles(spinning)
+		bp50, bp99 := percentiles(base)
+		fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the four in turns (%d messages each, %d-byte payloads)\n", rounds, size)
+		fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
+		fmt.Printf("  sdkpp: SDK SendLobbyMessage (gateway) -> SDK MessageCreated callback     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 1.5x)\n",
+			op50, op99, ratio(op50, bp50), ratio(op99, bp99))
+		fmt.Printf("    (the receiving thread waits in WaitCallbacks between RunCallbacks)\n")
+		fmt.Printf("  sdkpp: the same, to a game loop polling RunCallbacks with 1 us sleeps     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
+			sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
+		fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
+			hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
+		fmt.Printf("  (the machine's load, 1-minute average, on %d processors: %s before, %s after; the clients' process ran %d GC cycles in the %d rounds)\n",
+			runtime.NumCPU(), loadBefore, loadAverage(), gcCycles()-gcBefore, 4*(rounds+warmup))
+	}
 	if latencyOnly {
 		return nil
 	}
@@ -264,6 +271,9 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			total *time.Duration
 			cpu   *cpuMeter
 		}{{ourFan, &ourTime, ourCPU}, {httpSender{ourFan}, &httpTime, httpCPU}, {baseFan, &baseTime, baseCPU}} {
+			if fanoutOnly && side.total == &httpTime {
+				continue
+			}
 			if err := side.cpu.start(); err != nil {
 				return err
 			}
@@ -288,11 +298,16 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
 	fmt.Printf("  sdkpp: SendLobbyMessage over the sender's gateway (op 100) -> %d gateway sessions -> SDK gateway clients  %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
 		members, ourRate, ourRate/baseRate)
-	fmt.Printf("  sdkpp: HTTP POST message (a backend; one connection per send in flight) -> the same sessions  %10.0f deliveries/s  ratio %.2fx\n",
-		httpRate, httpRate/baseRate)
+	if !fanoutOnly {
+		fmt.Printf("  sdkpp: HTTP POST message (a backend; one connection per send in flight) -> the same sessions  %10.0f deliveries/s  ratio %.2fx\n",
+			httpRate, httpRate/baseRate)
+	}
 	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Nanosecond) }
 	fmt.Printf("  CPU per message: redis-server %s, its clients %s; sdkpp service %s, its clients %s (the sender and the %d receivers, in this process); over HTTP: service %s, clients %s\n",
 		r(baseServer), r(baseClients), r(ourServer), r(ourClients), members, r(httpServer), r(httpClients))
+	br, bw := baseCPU.syscallsPerMessage(messages)
+	or, ow := ourCPU.syscallsPerMessage(messages)
+	fmt.Printf("  the server's system calls per message, reads / writes: redis-server %.1f / %.1f; sdkpp service %.1f / %.1f (SQLite's included)\n", br, bw, or, ow)
 	return nil
 }
 

@@ -203,8 +203,9 @@ type Hub struct {
 	closed    bool
 	conns     map[*conn]struct{}
 	sessions  map[string]*session
-	byUser    map[uint64]map[*session]struct{}
+	byUser    map[uint64][]*session // each user's sessions, in no order (a set, iterated without a map's iterator)
 	lastSweep time.Time
+	stamp     uint64 // the last dispatch push stamped on the sessions it reached (session.stamp)
 
 	pubMu sync.Mutex
 	pub   []uint64 // outbox ids published, not yet deleted (Published)
@@ -255,7 +256,7 @@ func New(cfg Config) *Hub {
 	return &Hub{
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
-		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64]map[*session]struct{}{},
+		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64][]*session{},
 		rate: pace.NewMeter(), life: newSessionID()[:12],
 		remote: map[string]*busmsg.SessionNote{}, remoteByUser: map[uint64]map[string]*busmsg.SessionNote{},
 	}
@@ -507,24 +508,19 @@ func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 		evs[i], _ = json.Marshal(ds[i].Event) // a string always encodes
 	}
 	var live []*conn
-	var listed map[*conn]bool // of a group's: each written once
-	if len(ds) > 1 {
-		listed = map[*conn]bool{}
-	}
 	pushed := make([]int, len(ds))
 	h.mu.Lock()
 	now := h.cfg.Clock.Now()
+	first := h.stamp + 1 // this push's dispatches are stamped from first on (session.stamp)
 	for i := range ds {
 		d, f := &ds[i], filterOf(&ds[i])
-		seen := make(map[uint64]bool, len(d.Users))
+		h.stamp++
 		for _, u := range d.Users {
-			if seen[u] {
-				continue
-			}
-			seen[u] = true
-			for s := range h.byUser[u] {
-				if h.expireLocked(s, now) || !f.keep(s) {
-					continue
+			ss := h.byUser[u]
+			for k := len(ss) - 1; k >= 0; k-- { // backwards: expireLocked may remove ss[k]
+				s := ss[k]
+				if s.stamp == h.stamp || h.expireLocked(s, now) || !f.keep(s) {
+					continue // a user listed twice: its sessions have the dispatch
 				}
 				if at == 0 {
 					s.Push(evs[i], d.Data, h.cfg.ReplayLimit)
@@ -534,12 +530,10 @@ func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 					continue
 				}
 				pushed[i]++
-				if s.conn != nil && !listed[s.conn] {
+				if s.conn != nil && s.stamp < first { // written once for all of the push's
 					live = append(live, s.conn)
-					if listed != nil {
-						listed[s.conn] = true
-					}
 				}
+				s.stamp = h.stamp
 			}
 		}
 	}
@@ -578,7 +572,7 @@ func (h *Hub) Sessions(userID uint64) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := 0
-	for s := range h.byUser[userID] {
+	for _, s := range h.byUser[userID] {
 		if s.conn != nil {
 			n++
 		}
@@ -598,7 +592,7 @@ func (h *Hub) UserSessions(userID uint64) []SessionInfo {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := make([]SessionInfo, 0, len(h.byUser[userID]))
-	for s := range h.byUser[userID] {
+	for _, s := range h.byUser[userID] {
 		out = append(out, SessionInfo{AppID: s.who.AppID, Since: s.since, Connected: s.conn != nil})
 	}
 	slices.SortFunc(out, func(a, b SessionInfo) int { return a.Since.Compare(b.Since) })
@@ -616,7 +610,7 @@ func (h *Hub) OnlineApp(appID, userID uint64) bool {
 // liveLocked counts the user's connected sessions of the application.
 func (h *Hub) liveLocked(appID, userID uint64) int {
 	n := 0
-	for s := range h.byUser[userID] {
+	for _, s := range h.byUser[userID] {
 		if s.conn != nil && s.who.AppID == appID {
 			n++
 		}
@@ -693,7 +687,9 @@ func (h *Hub) endSessionsLocal(x *busmsg.EndNote) {
 	c := x.Closing()
 	var notes []busmsg.SessionNote
 	h.mu.Lock()
-	for s := range h.byUser[x.User] {
+	ss := h.byUser[x.User]
+	for k := len(ss) - 1; k >= 0; k-- { // backwards: removeLocked removes ss[k]
+		s := ss[k]
 		if !endMatch(x, s) {
 			continue
 		}
@@ -712,12 +708,7 @@ func (h *Hub) endSessionsLocal(x *busmsg.EndNote) {
 // addLocked registers a new session.
 func (h *Hub) addLocked(s *session) {
 	h.sessions[s.id] = s
-	m := h.byUser[s.who.UserID]
-	if m == nil {
-		m = map[*session]struct{}{}
-		h.byUser[s.who.UserID] = m
-	}
-	m[s] = struct{}{}
+	h.byUser[s.who.UserID] = append(h.byUser[s.who.UserID], s)
 }
 
 // removeLocked forgets a session (no-op when it is already gone).
@@ -726,11 +717,11 @@ func (h *Hub) removeLocked(s *session) {
 		return
 	}
 	delete(h.sessions, s.id)
-	if m := h.byUser[s.who.UserID]; m != nil {
-		delete(m, s)
-		if len(m) == 0 {
-			delete(h.byUser, s.who.UserID)
-		}
+	ss := h.byUser[s.who.UserID]
+	if i := slices.Index(ss, s); i >= 0 && len(ss) == 1 {
+		delete(h.byUser, s.who.UserID)
+	} else if i >= 0 { // those after it move down: a loop going backwards has seen them
+		h.byUser[s.who.UserID] = slices.Delete(ss, i, i+1)
 	}
 }
 

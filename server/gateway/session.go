@@ -29,6 +29,8 @@ type session struct {
 	grant uint64
 	// since is when the session was identified.
 	since time.Time
+	// stamp is the Hub.stamp of the last dispatch pushed to the session (Hub.push).
+	stamp uint64
 }
 
 // newSessionID returns 32 hex characters from a cryptographic random source.

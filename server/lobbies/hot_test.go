@@ -53,6 +53,9 @@ func TestMessageNonce(t *testing.T) {
 			again := post(alice, map[string]any{"content": "hi (retry)", "nonce": "abc", "enforce_nonce": true})
 			require.Equal(t, first.ID, again.ID, "repeat: %+v, first %+v", again, first)
 			require.Equal(t, "hi", again.Content, "repeat: %+v, first %+v", again, first)
+			var escaped message // the same nonce with an escape: read by encoding/json, not in one pass
+			e.do("POST", path, alice.auth, `{"content":"x","nonce":"a\u0062c","enforce_nonce":true}`).OK(t, http.StatusOK, &escaped)
+			require.Equal(t, first.ID, escaped.ID, "an escaped nonce is the same nonce")
 			ev := e.rec.take()
 			require.Len(t, ev, 1, "%d events for one message", len(ev))
 			distinct := []message{

@@ -109,6 +109,9 @@ func parseInt(raw json.RawMessage, path string) (int64, error) {
 }
 
 func parseBool(raw json.RawMessage, path string) (bool, error) {
+	if v := string(raw); v == "true" || v == "false" { // as encoding/json reads them, without its reflection
+		return v == "true", nil
+	}
 	var b bool
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return false, wire.InvalidAt(path, "BOOLEAN_TYPE_CONVERT", "The value must be one of (false, true).")
@@ -440,8 +443,8 @@ func nonceField(f fields) (string, error) {
 	if !ok || isNull(raw) {
 		return "", nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, plain := jsonscan.Plain(raw) // the usual nonce, read in one pass
+	if !plain && json.Unmarshal(raw, &s) != nil {
 		n, err := parseInt(raw, "nonce")
 		if err != nil {
 			return "", wire.InvalidAt("nonce", "BASE_TYPE_BAD_TYPE", "Must be a string or an integer.")

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -128,9 +129,10 @@ func Internal() (int, []byte) {
 // Queue holds, in their order, the requests one connection accepted whose answers wait, and takes
 // the answers on a goroutine of its own, so that the connection reads, and accepts, its next
 // requests meanwhile: requests sent while a lobby's messages are committed are committed together
-// next, a pipeline of batches as deep as the requests the client has in flight. It holds at most
-// a bound of them (NewQueue): Add then waits for the goroutine, and the reader reads nothing
-// more meanwhile, which is back-pressure on the client. Add, Idle and Hand are for one
+// next, a pipeline of batches as deep as the requests the client has in flight. The goroutine
+// takes the batches handed by the time it turns to them together, and sends their results in
+// one send. It holds at most a bound of requests (NewQueue): Add then waits for the goroutine,
+// and the reader reads nothing more meanwhile, which is back-pressure on the client. Add, Idle and Hand are for one
 // goroutine (the connection's reader); Close stops the goroutine once every answer was sent. Its
 // zero value is not usable: see NewQueue.
 type Queue struct {
@@ -193,7 +195,8 @@ func (q *Queue) Idle() bool {
 }
 
 // Hand gives the requests added since the last Hand to the goroutine, which takes their answers
-// in order, after those handed before, and dispatches their results together.
+// in order, after those handed before, and dispatches their results together (with those of the
+// other batches it has not turned to yet).
 func (q *Queue) Hand() {
 	if len(q.next) == 0 {
 		return
@@ -247,15 +250,28 @@ func (q *Queue) run() {
 			q.mu.Unlock()
 			return
 		}
-		batch := q.handed[0]
-		q.handed[0] = nil
-		q.handed = q.handed[1:]
+		batch := q.take()
 		q.mu.Unlock()
 		q.dispatch(batch)
 		q.mu.Lock()
 		q.waiting -= len(batch)
 		q.changed.Broadcast()
 	}
+}
+
+// take removes every batch handed and returns them as one, in order. Their answers are taken
+// together and their results leave in one send (one write to the client, where a send per batch
+// cost a write each, the largest part of the service's system calls per message): the first
+// answer's wait, a group commit, commits every message accepted before it, so that the answers
+// of the batches handed meanwhile are ready once it is. Call with mu held.
+func (q *Queue) take() []item {
+	batch := q.handed[0]
+	if len(q.handed) > 1 {
+		batch = slices.Concat(q.handed...)
+	}
+	clear(q.handed)
+	q.handed = q.handed[:0]
+	return batch
 }
 
 // dispatch sends the results of batch; a panic of send is reported to panicked, and the batch's

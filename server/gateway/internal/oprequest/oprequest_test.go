@@ -78,8 +78,8 @@ func committed(commit chan struct{}) Answer {
 	return func() (int, []byte) { <-commit; return ok() }
 }
 
-// A Queue sends the results of its batches in the order they were handed, each batch in one
-// send; Wait returns once they were sent, and a panicking answer is a 500.
+// A Queue sends the results of its batches in the order they were handed, a batch never split
+// between sends; Wait returns once they were sent, and a panicking answer is a 500.
 func TestQueueOrder(t *testing.T) {
 	var s sends
 	var panics []any
@@ -89,11 +89,14 @@ func TestQueueOrder(t *testing.T) {
 	q.Hand()
 	q.Add("c", func() (int, []byte) { panic("answer") })
 	q.Wait()
-	assert.Equal(t, [][]string{{"a", "b"}, {"c"}}, s.get())
+	// Whether the goroutine turned to the first batch before the second was handed is the
+	// scheduler's choice: the two leave apart or together.
+	assert.Contains(t, [][][]string{{{"a", "b"}, {"c"}}, {{"a", "b", "c"}}}, s.get())
 	assert.Equal(t, []any{"answer"}, panics)
+	before := len(s.get())
 	q.Add("d", ok)
 	q.Close()
-	assert.Equal(t, [][]string{{"a", "b"}, {"c"}, {"d"}}, s.get(), "Close sends what was added")
+	assert.Equal(t, []string{"d"}, s.get()[before], "Close sends what was added")
 }
 
 // OnHand runs before each batch is handed, so before its answers are taken, and not for an
@@ -122,8 +125,9 @@ func TestQueueOnHand(t *testing.T) {
 }
 
 // While a batch waits for its commit, the reader adds and hands the next batches without
-// waiting: the queue is a pipeline of batches. Their results leave batch after batch, in order,
-// once the first commit is done; Idle tells whether anything is still in flight.
+// waiting: the queue is a pipeline of batches. Their results leave in order once the first
+// commit is done, the batches handed meanwhile in one send once the last of them is answered;
+// Idle tells whether anything is still in flight.
 func TestQueuePipelinesBatches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s sends
@@ -148,7 +152,7 @@ func TestQueuePipelinesBatches(t *testing.T) {
 		assert.False(t, q.Idle())
 		close(second)
 		synctest.Wait()
-		assert.Equal(t, [][]string{{"a1", "a2"}, {"b1"}, {"c1", "c2"}}, s.get())
+		assert.Equal(t, [][]string{{"a1", "a2"}, {"b1", "c1", "c2"}}, s.get(), "handed during the first commit, sent together")
 		assert.True(t, q.Idle())
 		q.Close()
 	})
@@ -164,7 +168,8 @@ func TestQueueBound(t *testing.T) {
 		commit := make(chan struct{})
 		q.Add("a", committed(commit))
 		q.Hand()
-		q.Add("b", ok) // two in flight, under the bound
+		synctest.Wait() // the goroutine waits in a's commit
+		q.Add("b", ok)  // two in flight, under the bound
 		added := make(chan struct{})
 		go func() {
 			q.Add("c", ok)
@@ -198,6 +203,7 @@ func TestQueueCloseWithBatchesInFlight(t *testing.T) {
 		commit := make(chan struct{})
 		q.Add("a", committed(commit))
 		q.Hand()
+		synctest.Wait() // the goroutine waits in a's commit
 		q.Add("b", ok)
 		q.Hand()
 		q.Add("c", ok) // added, not handed
@@ -214,7 +220,7 @@ func TestQueueCloseWithBatchesInFlight(t *testing.T) {
 		}
 		close(commit)
 		<-closed
-		assert.Equal(t, [][]string{{"a"}, {"b"}, {"c"}}, s.get())
+		assert.Equal(t, [][]string{{"a"}, {"b", "c"}}, s.get())
 	})
 }
 

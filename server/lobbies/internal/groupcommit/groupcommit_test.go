@@ -129,3 +129,23 @@ func TestWriterFailedCommit(t *testing.T) {
 	require.ErrorIs(t, err, boom, "await of the same group: %v, fail called %d times", err, failed)
 	require.Equal(t, 1, failed, "await of the same group: %v, fail called %d times", err, failed)
 }
+
+// Await yields the CPU before it commits, not when its message's group is committed already:
+// the answers of a group are taken one after another, and only the first one waits.
+func TestAwaitYieldsOnlyToWait(t *testing.T) {
+	yields := 0
+	defer func(f func()) { yield = f }(yield)
+	yield = func() { yields++ }
+	st := &txStore{}
+	w := New(st, quietLog(), nil, nil)
+	defer w.Close()
+	ps := []*Pending{msg(1), msg(2), msg(3)}
+	for _, p := range ps {
+		require.True(t, w.Enqueue(p))
+	}
+	for _, p := range ps {
+		require.NoError(t, w.Await(p))
+	}
+	require.Equal(t, [][]uint64{{1, 2, 3}}, st.groups, "one group")
+	require.Equal(t, 1, yields, "the first waiter yields, the others find their messages committed")
+}
