@@ -79,24 +79,25 @@ func committed(commit chan struct{}) Answer {
 }
 
 // A Queue sends the results of its batches in the order they were handed, a batch never split
-// between sends; Wait returns once they were sent, and a panicking answer is a 500.
+// between sends: a batch handed once the goroutine sent the one before leaves in a send of its
+// own. Wait returns once they were sent, and a panicking answer is a 500.
 func TestQueueOrder(t *testing.T) {
-	var s sends
-	var panics []any
-	q := NewQueue(64, s.send(t), func(p any) { panics = append(panics, p) })
-	q.Add("a", ok)
-	q.Add("b", ok)
-	q.Hand()
-	q.Add("c", func() (int, []byte) { panic("answer") })
-	q.Wait()
-	// Whether the goroutine turned to the first batch before the second was handed is the
-	// scheduler's choice: the two leave apart or together.
-	assert.Contains(t, [][][]string{{{"a", "b"}, {"c"}}, {{"a", "b", "c"}}}, s.get())
-	assert.Equal(t, []any{"answer"}, panics)
-	before := len(s.get())
-	q.Add("d", ok)
-	q.Close()
-	assert.Equal(t, []string{"d"}, s.get()[before], "Close sends what was added")
+	synctest.Test(t, func(t *testing.T) {
+		var s sends
+		var panics []any
+		q := NewQueue(64, s.send(t), func(p any) { panics = append(panics, p) })
+		q.Add("a", ok)
+		q.Add("b", ok)
+		q.Hand()
+		synctest.Wait() // the goroutine sent a and b
+		q.Add("c", func() (int, []byte) { panic("answer") })
+		q.Wait()
+		assert.Equal(t, [][]string{{"a", "b"}, {"c"}}, s.get())
+		assert.Equal(t, []any{"answer"}, panics)
+		q.Add("d", ok)
+		q.Close()
+		assert.Equal(t, [][]string{{"a", "b"}, {"c"}, {"d"}}, s.get(), "Close sends what was added")
+	})
 }
 
 // OnHand runs before each batch is handed, so before its answers are taken, and not for an
