@@ -82,13 +82,13 @@ type conn struct {
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy or the connection has a
-// backlog, and it wrote less than pace.BusyPace ago.
+// backlog, and it wrote less than the pace (Config.busyPace) ago.
 func (c *conn) pace() time.Duration {
 	busy := c.h.rate.Busy()
 	c.flushMu.Lock()
 	last, backlog := c.lastWrite, c.backlog
 	c.flushMu.Unlock()
-	return pace.Wait(busy, backlog, last, time.Now())
+	return pace.Wait(busy, backlog, last, time.Now(), c.h.cfg.busyPace)
 }
 
 func newConn(h *Hub, tcp *wsframe.Conn, fr *wsframe.Reader, resumeURL string) *conn {
@@ -793,7 +793,7 @@ func (c *conn) flushNow(answer bool) {
 		return
 	}
 	defer c.flushMu.Unlock()
-	if !answer && pace.Wait(false, c.backlog, c.lastWrite, time.Now()) > 0 {
+	if !answer && pace.Wait(false, c.backlog, c.lastWrite, time.Now(), c.h.cfg.busyPace) > 0 {
 		c.signal() // the loop paces it
 		return
 	}

@@ -183,6 +183,10 @@ type Config struct {
 	// 101), whose payloads the hub decodes and checks (4002 when malformed), and the end of
 	// each session's connection. Nil: both are unknown opcodes.
 	Voice Voice
+
+	// busyPace is the least time between two paced writes of one connection (0: pace.BusyPace);
+	// tests lengthen it so that a write that was paced cannot arrive in time.
+	busyPace time.Duration
 }
 
 // Hub is the WebSocket gateway: it serves connections (ServeHTTP), keeps sessions and their
@@ -246,6 +250,7 @@ func New(cfg Config) *Hub {
 	positive(&cfg.SessionStartWindow, DefaultSessionStartWindow)
 	positive(&cfg.IdentifyWindow, DefaultIdentifyWindow)
 	positive(&cfg.MembersRateWindow, DefaultMembersRateWindow)
+	positive(&cfg.busyPace, pace.BusyPace)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

@@ -75,11 +75,12 @@ func (m *Meter) Busy() bool {
 }
 
 // Wait is how long a connection that last wrote at last (zero: never) waits at now before it
-// writes again: until BusyPace after that write when the hub is busy or the connection has a
-// backlog (its last write carried several dispatches), else not at all.
-func Wait(busy, backlog bool, last, now time.Time) time.Duration {
+// writes again: until every (BusyPace, unless a test chose another) after that write when the
+// hub is busy or the connection has a backlog (its last write carried several dispatches), else
+// not at all.
+func Wait(busy, backlog bool, last, now time.Time, every time.Duration) time.Duration {
 	if !busy && !backlog || last.IsZero() {
 		return 0
 	}
-	return max(BusyPace-now.Sub(last), 0)
+	return max(every-now.Sub(last), 0)
 }

@@ -44,6 +44,6 @@ func TestWait(t *testing.T) {
 		{"busy, never wrote", true, true, time.Time{}, 0},
 		{"backlog, wrote long ago", false, true, now.Add(-2 * BusyPace), 0},
 	} {
-		assert.Equal(t, c.want, Wait(c.busy, c.backlog, c.last, now), c.name)
+		assert.Equal(t, c.want, Wait(c.busy, c.backlog, c.last, now, BusyPace), c.name)
 	}
 }
