@@ -259,7 +259,18 @@ func DecodeLobbyMessage(b []byte, m *LobbyMessage) error {
 	if decodeLobbyMessage(b, m) {
 		return nil
 	}
-	return json.Unmarshal(b, (*lobbyMessage)(m))
+	return unmarshalCopy(b, (*lobbyMessage)(m))
+}
+
+// unmarshalCopy is json.Unmarshal(v, dst) through a copy of *dst on the heap, so that dst does not
+// escape: a caller's value on its stack (a message being decoded) stays there, and only the
+// paths that use encoding/json allocate for it.
+func unmarshalCopy[T any](v []byte, dst *T) error {
+	p := new(T)
+	*p = *dst // encoding/json decodes into what is there (it adds to a map that is set)
+	err := json.Unmarshal(v, p)
+	*dst = *p
+	return err
 }
 
 // decodeLobbyMessage is DecodeLobbyMessage's one pass; false means it could not decode b exactly,
@@ -325,9 +336,9 @@ func decodeUser(b []byte, u *User) bool {
 		case "is_provisional":
 			return boolField(v, &u.IsProvisional)
 		case "application_profiles":
-			return json.Unmarshal(v, &u.ApplicationProfiles) == nil
+			return unmarshalCopy(v, &u.ApplicationProfiles) == nil
 		case "primary_guild":
-			return json.Unmarshal(v, &u.PrimaryGuild) == nil
+			return unmarshalCopy(v, &u.PrimaryGuild) == nil
 		}
 		return false
 	})
@@ -395,7 +406,7 @@ func stringField(v []byte, s *string) bool {
 		*s = str
 		return true
 	}
-	return len(v) > 0 && v[0] == '"' && json.Unmarshal(v, s) == nil // escapes
+	return len(v) > 0 && v[0] == '"' && unmarshalCopy(v, s) == nil
 }
 
 func stringPtrField(v []byte, s **string) bool {
@@ -420,5 +431,5 @@ func mapField(v []byte, m *map[string]string) bool {
 		*m = nil
 		return true
 	}
-	return json.Unmarshal(v, m) == nil
+	return unmarshalCopy(v, m) == nil
 }

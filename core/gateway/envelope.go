@@ -12,32 +12,44 @@ import (
 	"sdkpp/internal/jsonscan"
 )
 
-// decodePayload decodes one gateway payload. Under fan-out the client spends most of its time
-// decoding envelopes: encoding/json scans a payload twice (once to validate it, once to decode)
-// and then copies d. The fast path reads the envelope the service sends ({"op","d","s","t"}) in
-// one pass, validating d as it goes and leaving it in place in b (b is the payload's own
-// buffer, as websocket.Conn.Read returns it). Anything it does not recognise exactly (another
-// key, a key spelt differently, an escaped event name, a number that is not a plain integer,
-// invalid JSON) goes to encoding/json, so the result and the errors are always encoding/json's.
+// decodePayload decodes one gateway payload into a new Payload.
 func decodePayload(b []byte) (*Payload, error) {
-	if p, ok := fastPayload(b); ok {
-		return p, nil
-	}
-	var p Payload
-	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("gateway: malformed payload: %w", err)
-	}
-	return &p, nil
+	return new(received).decode(b)
 }
 
-func fastPayload(b []byte) (*Payload, bool) {
-	// The payload and its sequence number in one allocation.
-	w := new(struct {
-		p   Payload
-		seq int64
-	})
-	p := &w.p
-	ok := jsonscan.Object(b, func(key, v []byte) bool {
+// received is a decoded payload with the storage of its sequence number. A client decodes every
+// payload it reads into its one received, which it keeps between messages: a payload allocated
+// per message was the last allocation of a lobby message's receipt.
+type received struct {
+	p   Payload
+	seq int64
+}
+
+// decode decodes one gateway payload into r and returns it; it is valid until r's next decode
+// (its D is part of b). Under fan-out the client spends most of its time decoding envelopes:
+// encoding/json scans a payload twice (once to validate it, once to decode) and then copies d.
+// The fast path reads the envelope the service sends ({"op","d","s","t"}) in one pass,
+// validating d as it goes and leaving it in place in b (b is the payload's own buffer, as
+// websocket.Conn.Read returns it). Anything it does not recognise exactly (another key, a key
+// spelt differently, an escaped event name, a number that is not a plain integer, invalid JSON)
+// goes to encoding/json, so the result and the errors are always encoding/json's.
+func (r *received) decode(b []byte) (*Payload, error) {
+	r.p = Payload{}
+	if r.fast(b) {
+		return &r.p, nil
+	}
+	r.p = Payload{}
+	if err := json.Unmarshal(b, &r.p); err != nil {
+		return nil, fmt.Errorf("gateway: malformed payload: %w", err)
+	}
+	return &r.p, nil
+}
+
+// fast is decode's one-pass path; it reports false for what encoding/json must decode, leaving r
+// partly written.
+func (r *received) fast(b []byte) bool {
+	p := &r.p
+	return jsonscan.Object(b, func(key, v []byte) bool {
 		switch string(key) {
 		case "op":
 			n, err := strconv.ParseInt(string(v), 10, 0)
@@ -56,8 +68,8 @@ func fastPayload(b []byte) (*Payload, bool) {
 			if err != nil {
 				return false
 			}
-			w.seq = n
-			p.S = &w.seq
+			r.seq = n
+			p.S = &r.seq
 		case "t":
 			switch {
 			case string(v) == "null":
@@ -72,10 +84,6 @@ func fastPayload(b []byte) (*Payload, bool) {
 		}
 		return true
 	})
-	if !ok {
-		return nil, false
-	}
-	return p, true
 }
 
 // eventNames interns event names: a service sends a few dozen kinds, and a string for each

@@ -23,10 +23,13 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{"op":0,"d":{"a":{"b":[[[]]]}},"t":"X","s":7,"d":"last d wins"}`,
 		`{"op":-0,"d":0}`,
 	}
+	// One received decodes every input in turn too, as a client's does: nothing of a payload may
+	// stay in the next (a sequence number, an event name, d).
+	reused := new(received)
 	for _, in := range fast {
-		_, ok := fastPayload([]byte(in))
+		ok := new(received).fast([]byte(in))
 		assert.True(t, ok, "%s: took the slow path", in)
-		agree(t, []byte(in))
+		agree(t, reused, []byte(in))
 	}
 	slow := []string{
 		``, `null`, `[]`, `{"op":0`, `{"op":0,}`, `{"op":0}x`, `{"op":1.0}`, `{"op":1e2}`, `{"op":"1"}`,
@@ -36,7 +39,7 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{"op":99999999999999999999}`, `{"d":{"a":1,}}`, `{"d":{1:2}}`, "{\"d\":\"a\nb\"}",
 	}
 	for _, in := range slow {
-		agree(t, []byte(in))
+		agree(t, reused, []byte(in))
 	}
 	// Random damage to a real frame: whatever comes out must still agree.
 	r := rand.New(rand.NewSource(1))
@@ -54,23 +57,27 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 				b = append(b[:i], append([]byte{damage[r.Intn(len(damage))]}, b[i:]...)...)
 			}
 		}
-		agree(t, b)
+		agree(t, reused, b)
 	}
 }
 
-func agree(t *testing.T, in []byte) {
+func agree(t *testing.T, reused *received, in []byte) {
 	t.Helper()
 	var want Payload
 	werr := json.Unmarshal(in, &want)
-	got, gerr := decodePayload(in)
+	fresh, gerr := decodePayload(in)
+	got, rerr := reused.decode(in)
 	require.Equal(t, (gerr != nil), (werr != nil), "%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
+	require.Equal(t, (rerr != nil), (werr != nil), "%q: encoding/json error %v, a reused decode's error %v", in, werr, rerr)
 	if werr != nil {
 		return
 	}
-	require.Equal(t, want.Op, got.Op, "%q: op", in)
-	require.Equal(t, want.T, got.T, "%q: t", in)
-	require.Equal(t, string(want.D), string(got.D), "%q: d", in)
-	require.Equal(t, want.S, got.S, "%q: s", in)
+	for _, got := range []*Payload{fresh, got} {
+		require.Equal(t, want.Op, got.Op, "%q: op", in)
+		require.Equal(t, want.T, got.T, "%q: t", in)
+		require.Equal(t, string(want.D), string(got.D), "%q: d", in)
+		require.Equal(t, want.S, got.S, "%q: s", in)
+	}
 }
 
 func BenchmarkDecodePayload(b *testing.B) {

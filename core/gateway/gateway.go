@@ -107,7 +107,8 @@ type Client struct {
 	done   chan struct{}
 	start  sync.Once
 
-	scratch []byte // the read buffer, reused between messages by the session's goroutine
+	scratch []byte   // the read buffer, reused between messages by the session's goroutine
+	recv    received // the last payload read, decoded; reused like scratch
 
 	mu        sync.Mutex // guards the session and the current connection
 	sessionID string
@@ -492,7 +493,8 @@ func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn) err
 	return c.write(ctx, conn, gwire.OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
 }
 
-// read returns the next payload; a close from the service becomes a *CloseError.
+// read returns the next payload, valid until the next read; a close from the service becomes a
+// *CloseError. Only the session's goroutine reads.
 func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Duration) (*Payload, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -508,7 +510,7 @@ func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Du
 		}
 		return nil, err
 	}
-	return decodePayload(b)
+	return c.recv.decode(b)
 }
 
 // readMessage reads the next message whole into the client's scratch buffer, which it keeps for

@@ -56,3 +56,24 @@ func TestNoteDirect(t *testing.T) {
 		assert.Equal(t, want, c.DMChannel(user), "user %d", user)
 	}
 }
+
+// Decoding a lobby message as the service sends it allocates what the event keeps and nothing
+// more: the strings the wire decode allocates (the content, the author's username, global name
+// and its pointer, the timestamp), the Message and the User. The wire message it decodes into
+// stays on Decode's stack.
+func TestDecodeLobbyMessageAllocatesOnlyWhatItKeeps(t *testing.T) {
+	data := json.RawMessage(`{"id":"1477636521984000011","type":0,"content":"hello","lobby_id":"1477636521984000001",` +
+		`"channel_id":"1477636521984000001","author":{"id":"1477636521984000002","username":"player","discriminator":"0",` +
+		`"global_name":"Player One","avatar":null},"flags":0,"application_id":"1477636521984000003",` +
+		`"timestamp":"2026-03-01T12:00:00.000000+00:00"}`)
+	var ev Event
+	allocs := testing.AllocsPerRun(100, func() {
+		var err error
+		if ev, err = Decode("LOBBY_MESSAGE_CREATE", data); err != nil {
+			panic(err) // a plain check: the function measured must not allocate for testify
+		}
+	})
+	require.Equal(t, 7.0, allocs)
+	require.Equal(t, uint64(1477636521984000011), ev.Message.ID)
+	require.Equal(t, "Player One", *ev.Author.GlobalName)
+}
