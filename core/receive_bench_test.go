@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"sdkpp/wire"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkLobbyMessageDispatch measures what a connected Client does with each lobby message
@@ -44,7 +46,5 @@ func BenchmarkLobbyMessageDispatch(b *testing.B) {
 		}
 	}
 	RunCallbacks()
-	if ran != b.N {
-		b.Fatalf("%d callbacks for %d messages", ran, b.N)
-	}
+	require.Equal(b, b.N, ran, "a callback for every message")
 }

@@ -17,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDeliveries measures what a Client spends on each lobby message it receives over a
@@ -60,15 +63,13 @@ func benchDeliveries(b *testing.B, batch int) {
 		},
 		Sleep: func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() },
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer gw.Close()
 	gw.Start()
 	select {
 	case <-ready:
 	case <-time.After(10 * time.Second):
-		b.Fatal("not Ready")
+		require.Fail(b, "not Ready")
 	}
 	b.ReportAllocs()
 	cpu0 := processCPU()
@@ -97,8 +98,7 @@ func frameServer(b *testing.B, n, batch int, consumed <-chan struct{}) http.Hand
 		}
 		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 		conn, rw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			b.Error(err)
+		if !assert.NoError(b, err) {
 			return
 		}
 		defer conn.Close()
@@ -107,8 +107,7 @@ func frameServer(b *testing.B, n, batch int, consumed <-chan struct{}) http.Hand
 		var out []byte
 		out = appendFrame(out, []byte(`{"op":10,"d":{"heartbeat_interval":3600000}}`))
 		out = appendFrame(out, []byte(`{"op":0,"d":{"session_id":"s","resume_gateway_url":""},"s":1,"t":"READY"}`))
-		if err := writeAll(conn, rw, out); err != nil {
-			b.Error(err)
+		if err := writeAll(conn, rw, out); !assert.NoError(b, err) {
 			return
 		}
 		// A frame with a sequence number of fixed width, rewritten in place for each message.
