@@ -461,7 +461,9 @@ func TestIdleSpeaker(t *testing.T) {
 	s := r.devs.Stream()
 	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
 	// play hands the engine a packet every other period for 20 periods, the first ten of a new
-	// sender's talk spurt, and plays each period the speaker takes.
+	// sender's talk spurt, and plays each period the speaker takes; its first call checks that
+	// the idle speaker's silence raised no lead (later ones would see a lead that a late write on
+	// a loaded machine raised in between).
 	play := func(sender uint64) {
 		t.Helper()
 		heard := false
@@ -481,8 +483,10 @@ func TestIdleSpeaker(t *testing.T) {
 			}
 		}
 		assert.True(t, heard, "the far end is played")
-		assert.LessOrEqual(t, s.Playback().Len(), 2*pcm.PeriodSamples,
-			"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
+		if sender == 7 {
+			assert.LessOrEqual(t, s.Playback().Len(), 2*pcm.PeriodSamples,
+				"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
+		}
 		// The spurt over, the speaker plays out what is left (the engine writes each period by
 		// the wall clock, which is waited for) and goes idle; the hold-off counts from there.
 		for i := 0; ; i++ {
