@@ -10,8 +10,9 @@
 // cleaned: no echo cancellation, noise suppression or encoding), and once per two frames while
 // voice activity hears nothing and nothing plays (Options.QuietWakeFrames); with nothing to play
 // and nothing coming, never for the speaker, which the device then feeds silence itself until a
-// packet comes (Receive wakes it); with push-to-talk released as well, the speaker's device stops
-// too (device.PlaybackPauser) until a packet, a press or a mode change. The echo canceller runs
+// packet comes (Receive wakes it); and the speaker's device stops too (device.PlaybackPauser)
+// until a packet, a press or a mode change: at once with push-to-talk released, after
+// Options.SpeakerHoldOff of nothing played while the microphone listens. The echo canceller runs
 // only while an echo of what was played can still come back.
 //
 //   - capture, as each period arrives: input volume, then echo cancellation against exactly what
@@ -66,6 +67,10 @@ const (
 	// DefaultEchoTailMs is the echo tail the canceller models: the echo's delay estimate keeps
 	// the delay it sees near 20 ms, which leaves most of it to the room's reverberation.
 	DefaultEchoTailMs = 100
+	// DefaultSpeakerHoldOff is how long nothing must have played, in voice activity mode, before
+	// the speaker's device stops: longer than the pauses of a conversation, so that a call in
+	// progress keeps its speaker running, and short beside a quiet call's minutes.
+	DefaultSpeakerHoldOff = time.Second
 	// DefaultQuietWakeFrames is how many frames of the microphone voice activity waits for at
 	// once while it hears nothing and nothing plays. Two halve the engine's wake-ups in a quiet
 	// call; speech that starts in the first of them is detected, and its first frame sent, one
@@ -106,6 +111,10 @@ type Options struct {
 	// DefaultQuietWakeFrames). Tests that play the devices a frame at a time and wait for each
 	// step set 1.
 	QuietWakeFrames int
+	// SpeakerHoldOff is how long nothing must have played, while the microphone listens (voice
+	// activity, or push-to-talk pressed), before the speaker's device stops (0:
+	// DefaultSpeakerHoldOff; negative: at once). With push-to-talk released it stops at once.
+	SpeakerHoldOff time.Duration
 }
 
 // Engine is one player's voice engine. It implements voice.Engine.
@@ -257,6 +266,9 @@ func New(cfg voice.EngineConfig, opts Options) (*Engine, error) {
 	}
 	if opts.QuietWakeFrames <= 0 {
 		opts.QuietWakeFrames = DefaultQuietWakeFrames
+	}
+	if opts.SpeakerHoldOff == 0 {
+		opts.SpeakerHoldOff = DefaultSpeakerHoldOff
 	}
 	e := &Engine{
 		cfg:      cfg,
@@ -476,6 +488,7 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 	speaker, _ := s.(device.PlaybackPauser)
 	speakerPaused := false
 	var resumedTakes uint64
+	idleSince := time.Duration(-1) // when the speaker last found nothing to play (Options.Now), or -1
 	want := period
 	for {
 		busy := false
@@ -600,12 +613,21 @@ func (e *Engine) run(s device.Stream, stop, done chan struct{}) {
 			}
 			capturePaused = pause && pauser != nil
 		}
-		// With the microphone stopped (push-to-talk released, nothing playing) the speaker's
-		// device stops as well, once it has played what the ring held: neither it nor the sound
-		// system wakes every few milliseconds for silence. A press, a mode change or a packet
-		// restarts it, after the first period to play (if any) is in the ring, which it plays
-		// first.
-		if pause := capturePaused && e.playIdle.Load() && playback.Len() == 0; speaker != nil && pause != speakerPaused {
+		// With nothing to play the speaker's device stops, once it has played what the ring
+		// held: neither it nor the sound system wakes every few milliseconds for silence. With
+		// the microphone stopped too (push-to-talk released) at once; while the microphone
+		// listens (voice activity) only once nothing has played for Options.SpeakerHoldOff, so
+		// that a conversation's pauses do not stop and start it at every talk spurt (the
+		// microphone's frames wake the engine to see the hold-off end). A press, a mode change
+		// or a packet restarts it, after the first period to play (if any) is in the ring, which
+		// it plays first.
+		idle := e.playIdle.Load() && playback.Len() == 0
+		if !idle {
+			idleSince = -1
+		} else if idleSince < 0 {
+			idleSince = e.now()
+		}
+		if pause := idle && (capturePaused || e.now()-idleSince >= e.opts.SpeakerHoldOff); speaker != nil && pause != speakerPaused {
 			if clock != nil && !pause {
 				resumedTakes, _ = clock.PlaybackTakes()
 			}

@@ -452,36 +452,81 @@ func TestPlaybackDoesNotPileUp(t *testing.T) {
 // With nothing to play and nothing coming, the engine leaves the speaker idle: it stops writing
 // silence every period (the device plays its own), and what the speaker then lacks is not
 // counted as lateness (no lead). A packet wakes it: the next period the speaker takes is the
-// far end's.
+// far end's. While voice activity listens the speaker's device runs on through a conversation's
+// pauses, and stops once nothing has played for the hold-off (by the engine's clock); a packet
+// restarts it, and the restarted device finds the far end's first period waiting.
 func TestIdleSpeaker(t *testing.T) {
 	pkts := farPackets(t, speech.Names[0])
 	r := startRunning(t, voice.EngineConfig{})
 	s := r.devs.Stream()
 	in, out := make([]int16, pcm.PeriodSamples), make([]int16, pcm.PeriodSamples)
+	// play hands the engine a packet every other period for 20 periods, the first ten of a new
+	// sender's talk spurt, and plays each period the speaker takes; its first call checks that
+	// the idle speaker's silence raised no lead (later ones would see a lead that a late write on
+	// a loaded machine raised in between).
+	play := func(sender uint64) {
+		t.Helper()
+		heard := false
+		for i := range 20 {
+			if i%2 == 0 {
+				p := pkts[i/2]
+				p.EndOfSpeech = i == 18 // the spurt ends, as a talker's does
+				r.e.ReceiveAt(sender, p, r.clock.now())
+			}
+			require.Eventually(t, func() bool { return !s.PlaybackPaused() && s.Playback().Len() >= pcm.PeriodSamples },
+				5*time.Second, 100*time.Microsecond, "period %d: playing again, the speaker finds a period waiting", i)
+			r.clock.advance(10 * time.Millisecond)
+			require.True(t, s.Period(in, out))
+			heard = heard || pcm.LevelDBFS(out) > -60
+			if i%2 == 1 {
+				<-r.frames // the microphone's frame, stepped on
+			}
+		}
+		assert.True(t, heard, "the far end is played")
+		if sender == 7 {
+			assert.LessOrEqual(t, s.Playback().Len(), 2*pcm.PeriodSamples,
+				"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
+		}
+		// The spurt over, the speaker plays out what is left (the engine writes each period by
+		// the wall clock, which is waited for) and goes idle; the hold-off counts from there.
+		for i := 0; ; i++ {
+			require.Eventually(t, func() bool { return r.e.playIdle.Load() || s.Playback().Len() >= pcm.PeriodSamples },
+				5*time.Second, 100*time.Microsecond, "period %d after the spurt: the engine writes or goes idle", i)
+			if r.e.playIdle.Load() {
+				break
+			}
+			require.Less(t, i, 50, "the spurt over, the speaker goes idle")
+			r.clock.advance(10 * time.Millisecond)
+			require.True(t, s.Period(in, out))
+			if i%2 == 1 {
+				<-r.frames
+			}
+		}
+	}
+
 	r.quietPeriods(20)
 	require.Eventually(t, r.e.playIdle.Load, 5*time.Second, 100*time.Microsecond, "the speaker goes idle")
 	queued := r.e.apm.QueuedReference()
 	r.quietPeriods(10)
-	assert.False(t, s.PlaybackPaused(), "voice activity listens: the speaker's device runs on")
+	assert.False(t, s.PlaybackPaused(), "within the hold-off the speaker's device runs on")
 	assert.Zero(t, s.Playback().Len(), "nothing written while idle")
 	assert.Equal(t, queued, r.e.apm.QueuedReference(), "no reference of silence either")
 	assert.Positive(t, s.Stats().Playback.UnderrunSamples, "the device played its own silence")
+	play(7)
 
-	heard := false
-	for i := range 20 {
-		if i%2 == 0 {
-			r.e.ReceiveAt(7, pkts[i/2], r.clock.now())
-		}
-		require.Eventually(t, func() bool { return s.Playback().Len() >= pcm.PeriodSamples }, 5*time.Second,
-			100*time.Microsecond, "period %d: playing again, the speaker finds a period waiting", i)
-		r.clock.advance(10 * time.Millisecond)
-		require.True(t, s.Period(in, out))
-		heard = heard || pcm.LevelDBFS(out) > -60
-	}
-	assert.True(t, heard, "the far end is played")
-	assert.False(t, r.e.playIdle.Load())
-	assert.LessOrEqual(t, s.Playback().Len(), 2*pcm.PeriodSamples,
-		"the idle speaker's silence is not lateness: no lead for it (the start may have left one)")
+	// A pause of the conversation shorter than the hold-off keeps the device running.
+	r.quietPeriods(int(DefaultSpeakerHoldOff/(10*time.Millisecond)) - 20)
+	assert.False(t, s.PlaybackPaused(), "a pause shorter than the hold-off")
+	play(8)
+
+	// Then silence for longer than the hold-off: the speaker's device stops, and a packet
+	// restarts it.
+	r.quietPeriods(int(DefaultSpeakerHoldOff/(10*time.Millisecond)) + 10)
+	require.Eventually(t, s.PlaybackPaused, 5*time.Second, 100*time.Microsecond, "the hold-off over, the speaker stops")
+	before := s.Stats()
+	r.quietPeriods(4)
+	assert.Equal(t, before.PlaybackPeriods, s.Stats().PlaybackPeriods, "a stopped speaker is called no more")
+	play(9)
 }
 
 // TestCaptureStopsWhileNothingCanBeSentOrHeard: with push-to-talk released and the speaker idle

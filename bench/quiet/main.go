@@ -18,10 +18,11 @@
 // microphone). The machine is shared: the scenarios take turns, -turns times, and the median of
 // each is printed.
 //
-// What a quiet call costs is mostly the sound system's client threads, which wake every 10 ms
-// period of a running device. With push-to-talk released and nothing playing the engine stops the
-// microphone's device, so only the speaker's runs; with voice activity both run and every frame
-// is cleaned and measured. No Go code runs on those threads (the data callbacks are C): a Go
+// What a quiet call costs is mostly the sound system's client threads, which wake every period
+// of a running device. With push-to-talk released and nothing playing the engine stops both
+// devices; with voice activity the microphone's runs and every frame is cleaned and measured,
+// and the speaker's stops once nothing has played for a second (on this rig the microphone is
+// the sink's monitor, which the speaker's stopped stream still holds at its 2.5 ms fragments). No Go code runs on those threads (the data callbacks are C): a Go
 // callback there left a P in a system call for the runtime's sysmon to retake every period, after
 // which sysmon polled every 20 us, which perf showed as about half of the cost before. A loop of
 // Go timers (the child was a Go program before) wakes sysmon the same way whenever a timer is
