@@ -767,3 +767,19 @@ func TestUserSessions(t *testing.T) {
 	b.expectClose(gwire.CloseAuthenticationFailed)
 	assert.Empty(t, e.hub.UserSessions(4))
 }
+
+// ServeHTTP returns once the connection is upgraded, so that net/http lets go of the request's
+// state (its buffers, the request): the connection runs on a goroutine of the hub's, which
+// Close stops and waits for.
+func TestServeHTTPReturnsWhileTheConnectionRuns(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	c.identify("user-1")
+	require.Eventually(t, func() bool { return e.returned.Load() == 1 }, wait, time.Millisecond, "ServeHTTP returned")
+	c.heartbeat()
+	e.hub.Dispatch(1, "TEST_EVENT", 1)
+	c.expectDispatch("TEST_EVENT", 2)
+	e.hub.Close()
+	c.expectOp(gwire.OpReconnect)
+	c.expectClose(gwire.CloseServiceRestart)
+}

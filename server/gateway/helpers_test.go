@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,6 +91,7 @@ type env struct {
 	srv       *httptest.Server
 	tls       bool // serve over TLS (newTLSEnv)
 	presences chan presenceCall
+	returned  atomic.Int64 // the hub's ServeHTTP calls that returned
 }
 
 var epoch = time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
@@ -125,7 +127,10 @@ func startEnv(t *testing.T, e *env, mod func(*Config)) *env {
 	}
 	e.hub = New(cfg)
 	mux := http.NewServeMux()
-	mux.Handle("/gateway", e.hub)
+	mux.HandleFunc("/gateway", func(w http.ResponseWriter, r *http.Request) {
+		e.hub.ServeHTTP(w, r)
+		e.returned.Add(1)
+	})
 	e.srv = httptest.NewUnstartedServer(mux)
 	// Short HTTP timeouts, as a deployment has longer ones: the hub clears the deadlines they set
 	// on the connections it upgrades, so every test's connections outlive them.

@@ -293,7 +293,12 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	defer h.wg.Done()
+	served := false // the connection's goroutine calls wg.Done
+	defer func() {
+		if !served {
+			h.wg.Done()
+		}
+	}()
 
 	tcp, rd, err := wsframe.Upgrade(w, r, h.cfg.WriteTimeout)
 	if errors.Is(err, wsframe.ErrUpgradeRequired) {
@@ -330,7 +335,15 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if q.Get("compress") == "zlib-stream" {
 			tcp.Compress(wsframe.CompressStream) // before Hello: every message is compressed
 		}
-		c.run()
+		// The connection runs on a goroutine of the hub's (Close waits for it), and ServeHTTP
+		// returns: net/http then lets go of what it kept for the request while its handler ran
+		// (its buffered writer, the request and its headers), which an idle connection would
+		// otherwise hold for its whole life.
+		served = true
+		go func() {
+			defer h.wg.Done()
+			c.run()
+		}()
 	}
 }
 

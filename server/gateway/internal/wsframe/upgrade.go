@@ -1,6 +1,7 @@
 package wsframe
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,9 +41,20 @@ func Upgrade(w http.ResponseWriter, r *http.Request, timeout time.Duration) (*Co
 		return nil, nil, fmt.Errorf("wsframe: clear the connection's deadlines: %w", err)
 	}
 	c := &Conn{Conn: nc}
-	// The reader keeps the HTTP server's buffered reader: it may hold the client's first frames.
-	return c, NewReader(rw.Reader, c, timeout), nil
+	// The HTTP server's buffered reader reads through the server's state of the connection, which
+	// it keeps alive with its buffers. It is kept only while it holds the client's first frames
+	// (a client that sent them before the handshake's answer); otherwise the Reader reads the
+	// connection through a buffer of its own.
+	br := rw.Reader
+	if br.Buffered() == 0 {
+		br = bufio.NewReaderSize(nc, readBuffer)
+	}
+	return c, NewReader(br, c, timeout), nil
 }
+
+// readBuffer is the size of a connection's read buffer: a client's messages are small (a
+// request's body at most gwire.MaxRequestBytes, read past the buffer when larger).
+const readBuffer = 4096
 
 // hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
 func hasToken(h http.Header, name, token string) bool {

@@ -1,10 +1,14 @@
 package wsframe
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +77,55 @@ func TestUpgrade(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ws.OpText, f.Header.OpCode)
 	assert.Equal(t, "echo hi", string(f.Payload))
+}
+
+// A client may send its first frames right behind its handshake request, before the answer:
+// they arrive in the HTTP server's buffer with the request, and the Reader reads them from there
+// before it reads the connection.
+func TestUpgradeFramesBehindTheRequest(t *testing.T) {
+	done := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rd, err := Upgrade(w, r, time.Second)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		var got []string
+		for range 2 {
+			data, stop, stopped := rd.ReadMessage(1024)
+			if stopped {
+				done <- fmt.Errorf("a message stopped the reader: %+v", stop)
+				return
+			}
+			got = append(got, string(data))
+		}
+		done <- c.WriteFrame(ws.OpText, []byte(strings.Join(got, " ")), time.Second)
+	}))
+	defer srv.Close()
+
+	nc, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer nc.Close()
+	var out bytes.Buffer
+	out.WriteString("GET / HTTP/1.1\r\nHost: sdkpp.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	for _, m := range []string{"early", "frames"} {
+		require.NoError(t, ws.WriteFrame(&out, ws.MaskFrame(ws.NewTextFrame([]byte(m)))))
+	}
+	_, err = nc.Write(out.Bytes()) // the request and both frames in one write
+	require.NoError(t, err)
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, resp.StatusCode)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "the server did not read the frames sent behind the request")
+	}
+	f, err := ws.ReadFrame(br)
+	require.NoError(t, err)
+	assert.Equal(t, "early frames", string(f.Payload))
 }
