@@ -743,21 +743,7 @@ func (h *Hub) readyExtra(who Identity, ready []byte) ([]byte, error) {
 	if err != nil || len(extra) == 0 {
 		return ready, err
 	}
-	var std map[string]json.RawMessage
-	if err := json.Unmarshal(ready, &std); err != nil {
-		return nil, err
-	}
-	for k, v := range extra {
-		if _, taken := std[k]; taken {
-			continue
-		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		std[k] = raw
-	}
-	return json.Marshal(std)
+	return payload.AddFields(ready, extra)
 }
 
 // invalidSession sends op 9 with d false; the connection stays open for a new gwire.Identify.

@@ -1,6 +1,7 @@
 // Package payload reads the JSON of the payloads gateway clients send: what shape a raw value
 // has (IsObject, IsArray, IsNull), an object decoded only when it is one (DecodeObject), and a
-// snowflake or an array of them (Snowflakes).
+// snowflake or an array of them (Snowflakes); and it adds fields to an encoded object the gateway
+// sends (AddFields).
 package payload
 
 import (
@@ -59,4 +60,25 @@ func Snowflakes(raw json.RawMessage) ([]uint64, bool) {
 		out[i] = uint64(id)
 	}
 	return out, true
+}
+
+// AddFields returns the JSON object obj with the fields of extra it does not have yet, each
+// encoded with encoding/json; the fields obj has keep their values. An error when obj is not an
+// object or a field does not encode.
+func AddFields(obj []byte, extra map[string]any) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(obj, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		if _, taken := fields[k]; taken {
+			continue
+		}
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = raw
+	}
+	return json.Marshal(fields)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestShapes(t *testing.T) {
@@ -65,4 +66,17 @@ func TestSnowflakes(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, tt.raw)
 		assert.Equal(t, tt.want, got, tt.raw)
 	}
+}
+
+// AddFields adds the fields an object lacks and keeps those it has; it refuses what is not an
+// object and a field that does not encode.
+func TestAddFields(t *testing.T) {
+	got, err := AddFields([]byte(`{"v":10,"user":{"id":"1"}}`), map[string]any{"v": 9, "relationships": []int{}, "note": "a"})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"v":10,"user":{"id":"1"},"relationships":[],"note":"a"}`, string(got))
+
+	_, err = AddFields([]byte(`[1]`), map[string]any{"a": 1})
+	assert.Error(t, err, "not an object")
+	_, err = AddFields([]byte(`{}`), map[string]any{"a": make(chan int)})
+	assert.Error(t, err, "a field that does not encode")
 }
