@@ -48,21 +48,7 @@ func TestUpgradeRequired(t *testing.T) {
 // A WebSocket request is upgraded: the Reader reads the client's frames, including one sent
 // right behind the handshake, and the Conn writes the server's.
 func TestUpgrade(t *testing.T) {
-	done := make(chan error, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, rd, err := Upgrade(w, r, time.Second)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer c.Close()
-		data, stop, stopped := rd.ReadMessage(1024)
-		if stopped {
-			done <- fmt.Errorf("the first message stopped the reader: %+v", stop)
-			return
-		}
-		done <- c.WriteFrame(ws.OpText, append([]byte("echo "), data...), time.Second)
-	}))
+	srv, done := echoServer(1, "echo ")
 	defer srv.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -83,25 +69,7 @@ func TestUpgrade(t *testing.T) {
 // they arrive in the HTTP server's buffer with the request, and the Reader reads them from there
 // before it reads the connection.
 func TestUpgradeFramesBehindTheRequest(t *testing.T) {
-	done := make(chan error, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, rd, err := Upgrade(w, r, time.Second)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer c.Close()
-		var got []string
-		for range 2 {
-			data, stop, stopped := rd.ReadMessage(1024)
-			if stopped {
-				done <- fmt.Errorf("a message stopped the reader: %+v", stop)
-				return
-			}
-			got = append(got, string(data))
-		}
-		done <- c.WriteFrame(ws.OpText, []byte(strings.Join(got, " ")), time.Second)
-	}))
+	srv, done := echoServer(2, "")
 	defer srv.Close()
 
 	nc, err := net.Dial("tcp", srv.Listener.Addr().String())
@@ -128,4 +96,29 @@ func TestUpgradeFramesBehindTheRequest(t *testing.T) {
 	f, err := ws.ReadFrame(br)
 	require.NoError(t, err)
 	assert.Equal(t, "early frames", string(f.Payload))
+}
+
+// echoServer upgrades each request, reads n messages and answers them joined by spaces, after
+// prefix, in one frame; done receives the handler's outcome.
+func echoServer(n int, prefix string) (*httptest.Server, <-chan error) {
+	done := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rd, err := Upgrade(w, r, time.Second)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		var got []string
+		for range n {
+			data, stop, stopped := rd.ReadMessage(1024)
+			if stopped {
+				done <- fmt.Errorf("a message stopped the reader: %+v", stop)
+				return
+			}
+			got = append(got, string(data))
+		}
+		done <- c.WriteFrame(ws.OpText, []byte(prefix+strings.Join(got, " ")), time.Second)
+	}))
+	return srv, done
 }
