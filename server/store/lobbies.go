@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"sdkpp/server/snowflake"
 )
 
 // Lobby is a group of users of one application who chat together (package lobbies). A lobby made
@@ -120,9 +122,11 @@ type LobbyStore interface {
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
-	// LatestNonceMessageAt returns when the newest lobby message with an enforced nonce was sent;
-	// zero when there is none.
-	LatestNonceMessageAt(ctx context.Context) (time.Time, error)
+	// LatestNonceMessageAt returns when the newest lobby message with an enforced nonce sent at
+	// or after since was sent; zero when there is none. It reads the messages whose ids are not
+	// below since's (snowflake.At): an id is made from the clock when its message is sent, so a
+	// message's id is never older than its CreatedAt.
+	LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Time, error)
 	// GetLobbyMessage returns message id of lobbyID (ErrNotFound when it is another lobby's).
 	GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error)
 	// UpdateLobbyMessage writes Content, Metadata, ModerationMetadata, Flags and AdditionalName.
@@ -617,9 +621,13 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 	return nil
 }
 
-func (s *DB) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
+// latestNonceMessage reads the newest enforced nonce's time from the messages of a range of the
+// primary key (the ids from since's), as many as were sent in the nonce window.
+const latestNonceMessage = `SELECT MAX(created_at) FROM lobby_messages WHERE id >= ? AND created_at >= ? AND nonce IS NOT NULL`
+
+func (s *DB) LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Time, error) {
 	var at sql.NullInt64
-	if err := s.q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&at); err != nil {
+	if err := s.q.QueryRowContext(ctx, latestNonceMessage, snowflake.At(since), ts(since)).Scan(&at); err != nil {
 		return time.Time{}, err
 	}
 	if !at.Valid {
