@@ -443,10 +443,14 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 				return ErrEpochMoved
 			}
 		}
-		if err := tx.HoldLobby(ctx, id); err != nil {
-			return err
-		}
-		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
+		if s.d.name == "postgres" || len(ms) == 0 {
+			if err := tx.HoldLobby(ctx, id); err != nil {
+				return err
+			}
+			if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
+				return err
+			}
+		} else if err := tx.insertIntoLobby(ctx, id, ms); err != nil {
 			return err
 		}
 		for _, h := range hooks {
@@ -574,6 +578,44 @@ func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
 
 // maxRowsPerInsert bounds the rows of one multi-row INSERT (and so the texts pgx prepares).
 const maxRowsPerInsert = 100
+
+// insertIntoLobby inserts ms, messages of lobby id, on SQLite, with one statement per
+// maxRowsPerInsert rows, the first of which inserts only when the lobby exists: ErrNotFound, with
+// nothing inserted, when it does not. SQLite's one writer keeps the lobby there for the rest of
+// the transaction, so that this is HoldLobby and InsertLobbyMessages in one statement fewer.
+func (s *DB) insertIntoLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
+	for first := true; len(ms) > 0; first = false {
+		chunk := ms[:min(len(ms), maxRowsPerInsert)]
+		ms = ms[len(chunk):]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) SELECT * FROM (VALUES `)
+		args := make([]any, 0, 11*len(chunk)+1)
+		for i, m := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(lobbyMessageRow)
+			args = lobbyMessageArgs(args, m)
+		}
+		q.WriteByte(')')
+		if first {
+			q.WriteString(` WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`)
+			args = append(args, id)
+		}
+		res, err := s.q.ExecContext(ctx, q.String(), args...)
+		if err != nil {
+			return err
+		}
+		if first {
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return ErrNotFound
+			}
+		}
+	}
+	return nil
+}
 
 // HoldLobby fails with ErrNotFound unless lobby id exists, and in a transaction keeps it from
 // being deleted until the commit: its row is read, not written. On SQLite, which has one

@@ -296,6 +296,34 @@ func TestStoreLobbyMessagesEpochCheck(t *testing.T) {
 	forEachStore(t, testStoreLobbyMessagesEpochCheck)
 }
 
+// More messages than one INSERT takes are stored in several, all of them or, when the lobby is
+// gone, none.
+func TestStoreLobbyMessagesChunks(t *testing.T) { forEachStore(t, testStoreLobbyMessagesChunks) }
+
+func testStoreLobbyMessagesChunks(t *testing.T, s *DB) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	messages := func(lobby, first uint64) []*LobbyMessage {
+		ms := make([]*LobbyMessage, maxRowsPerInsert+maxRowsPerInsert/2)
+		for i := range ms {
+			ms[i] = &LobbyMessage{ID: first + uint64(i), LobbyID: lobby, AppID: 1, AuthorID: 7, Content: "m", CreatedAt: now}
+		}
+		return ms
+	}
+	ms := messages(100, 1000)
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, ms, nil, nil))
+	stored, err := s.ListLobbyMessages(ctx, 100, time.Time{}, 2*len(ms))
+	require.NoError(t, err)
+	require.Len(t, stored, len(ms), "every chunk stored")
+	require.ErrorIs(t, s.StoreLobbyMessages(ctx, 999, messages(999, 5000), nil, nil), ErrNotFound)
+	for _, id := range []uint64{5000, 5000 + maxRowsPerInsert} { // the first chunk's, the second's
+		_, err := s.GetLobbyMessage(ctx, 999, id)
+		require.ErrorIs(t, err, ErrNotFound, "message %d of a lobby that is gone was stored", id)
+	}
+}
+
 func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
