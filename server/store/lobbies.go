@@ -587,22 +587,15 @@ func (s *DB) insertIntoLobby(ctx context.Context, id uint64, ms []*LobbyMessage)
 	for first := true; len(ms) > 0; first = false {
 		chunk := ms[:min(len(ms), maxRowsPerInsert)]
 		ms = ms[len(chunk):]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) SELECT * FROM (VALUES `)
-		args := make([]any, 0, 11*len(chunk)+1)
-		for i, m := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString(lobbyMessageRow)
-			args = lobbyMessageArgs(args, m)
-		}
-		q.WriteByte(')')
+		tail := `)`
 		if first {
-			q.WriteString(` WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`)
+			tail = `) WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`
+		}
+		q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, chunk, tail, 1)
+		if first {
 			args = append(args, id)
 		}
-		res, err := s.q.ExecContext(ctx, q.String(), args...)
+		res, err := s.q.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -646,21 +639,30 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 	for len(ms) > 0 {
 		chunk := ms[:min(len(ms), maxRowsPerInsert)]
 		ms = ms[len(chunk):]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) VALUES `)
-		args := make([]any, 0, 11*len(chunk))
-		for i, m := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString(lobbyMessageRow)
-			args = lobbyMessageArgs(args, m)
-		}
-		if _, err := s.q.ExecContext(ctx, q.String(), args...); err != nil {
+		q, args := lobbyMessagesInsert(`VALUES `, chunk, "", 0)
+		if _, err := s.q.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// lobbyMessagesInsert returns the INSERT of ms, their rows after head and tail after them, and
+// its arguments, with extra ones (tail's) at the end.
+func lobbyMessagesInsert(head string, ms []*LobbyMessage, tail string, extra int) (string, []any) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) `)
+	q.WriteString(head)
+	args := make([]any, 0, 11*len(ms)+extra)
+	for i, m := range ms {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(lobbyMessageRow)
+		args = lobbyMessageArgs(args, m)
+	}
+	q.WriteString(tail)
+	return q.String(), args
 }
 
 // latestNonceMessage reads the newest enforced nonce's time from the messages of a range of the
