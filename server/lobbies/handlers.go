@@ -1,10 +1,8 @@
 package lobbies
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -364,7 +362,7 @@ func (s *Service) sendMessage(q *request) (any, error) {
 
 // send reads and accepts the request's message (acceptMessage).
 func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
-	req, err := parseMessage(q.Request)
+	req, err := parseMessage(q.readBody())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -378,15 +376,12 @@ func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
 // answer waits for its commit and gives the route's status and body. The callers of answer share
 // its body: it must not be modified.
 func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
-	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"},
-		Header: http.Header{"Authorization": {auth}}, Body: http.NoBody}).WithContext(ctx)
+	q := &request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}
 	if len(body) > 0 { // as the gateway's requests through net/http have it
-		r.Header["Content-Type"] = []string{"application/json"}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		q.contentType = "application/json"
 	}
-	r.SetPathValue("lobby_id", lobbyID)
 	stored := committed
-	out, err := s.serve(r, bySender, func(q *request) (any, error) {
+	out, err := s.serveRequest(q, bySender, func(q *request) (any, error) {
 		q.hold = true
 		enc, st, err := s.send(q)
 		if err != nil {
@@ -403,6 +398,8 @@ func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, bod
 		if enc, ok := out.(wire.Encoded); ok && err == nil {
 			return http.StatusOK, enc
 		}
+		// An error's answer, and its log line, as the route gives them.
+		r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"}}).WithContext(ctx)
 		w := httpx.NewRecorder()
 		httpx.Answer(w, r, s.Logger, out, err)
 		return w.Status, w.Body.Bytes()
