@@ -13,6 +13,9 @@ import (
 // lobbyMessageRoute is the API route of a lobby message, the request gateway sessions send most.
 const lobbyMessageRoute = "POST /lobbies/{lobby_id}/messages"
 
+// lobbyMessageMetric is lobbyMessageRoute as the metrics name it (apiRoute).
+var lobbyMessageMetric = apiRoute(lobbyMessageRoute)
+
 // gatewayAccept is the gateway's Accept (gateway.Config): nil when requests over the gateway are
 // off.
 func (s *Server) gatewayAccept() func(ctx context.Context, remote, auth, method, path string, body []byte) (func() (int, []byte), bool) {
@@ -48,7 +51,7 @@ func (s *Server) gatewaySend(ctx context.Context, remote, auth, method, path str
 	}
 	return func() (int, []byte) {
 		status, b := answer()
-		s.metrics.Served(apiRoute(lobbyMessageRoute), "gateway", status, time.Since(start), header)
+		s.metrics.Served(lobbyMessageMetric, "gateway", status, time.Since(start), header)
 		level := slog.LevelDebug
 		if status >= 500 {
 			level = slog.LevelError

@@ -7,6 +7,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,6 +106,15 @@ func Answer(w http.ResponseWriter, r *http.Request, log *slog.Logger, out any, e
 	default:
 		JSON(w, http.StatusOK, out)
 	}
+}
+
+// AnswerOf returns the status and body Answer writes for a request of method and path that
+// another carrier than net/http brought (a gateway session's), logging as Answer logs.
+func AnswerOf(ctx context.Context, method, path string, log *slog.Logger, out any, err error) (int, []byte) {
+	r := (&http.Request{Method: method, URL: &url.URL{Path: path}}).WithContext(ctx)
+	w := NewRecorder()
+	Answer(w, r, log, out, err)
+	return w.Status, w.Body.Bytes()
 }
 
 // PathID reads the snowflake path value name; a malformed one is a 400 50035 naming it.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -376,34 +375,42 @@ func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
 // answer waits for its commit and gives the route's status and body. The callers of answer share
 // its body: it must not be modified.
 func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
-	q := &request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}
+	g := &gatewaySend{s: s, q: request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}, stored: committed}
 	if len(body) > 0 { // as the gateway's requests through net/http have it
-		q.contentType = "application/json"
+		g.q.contentType = "application/json"
 	}
-	stored := committed
-	out, err := s.serveRequest(q, bySender, func(q *request) (any, error) {
-		q.hold = true
-		enc, st, err := s.send(q)
-		if err != nil {
-			return nil, err
-		}
-		stored = st
-		return enc, nil
-	})
-	return func() (int, []byte) {
-		s.DeliverAccepted() // if the gateway has not yet
-		if err == nil {
-			err = stored()
-		}
-		if enc, ok := out.(wire.Encoded); ok && err == nil {
-			return http.StatusOK, enc
-		}
-		// An error's answer, and its log line, as the route gives them.
-		r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"}}).WithContext(ctx)
-		w := httpx.NewRecorder()
-		httpx.Answer(w, r, s.Logger, out, err)
-		return w.Status, w.Body.Bytes()
+	g.out, g.err = s.serveRequest(&g.q, bySender, g.send)
+	return g.answer
+}
+
+// gatewaySend is a message of SendOverGateway: one allocation for its parts.
+type gatewaySend struct {
+	s      *Service
+	q      request
+	stored func() error // waits for its commit
+	out    any
+	err    error
+}
+
+func (g *gatewaySend) send(q *request) (any, error) {
+	q.hold = true
+	enc, stored, err := g.s.send(q)
+	if err != nil {
+		return nil, err
 	}
+	g.stored = stored
+	return enc, nil
+}
+
+func (g *gatewaySend) answer() (int, []byte) {
+	g.s.DeliverAccepted() // if the gateway has not yet
+	if g.err == nil {
+		g.err = g.stored()
+	}
+	if enc, ok := g.out.(wire.Encoded); ok && g.err == nil {
+		return http.StatusOK, enc
+	}
+	return httpx.AnswerOf(g.q.ctx, http.MethodPost, "/lobbies/"+g.q.lobbyPath+"/messages", g.s.Logger, g.out, g.err)
 }
 
 // toMembers queues an event to every member of the lobby.
