@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"sdkpp/server/httpx"
@@ -37,11 +36,8 @@ func (s *Server) gatewaySend(ctx context.Context, remote, auth, method, path str
 	var answer func() (int, []byte)
 	var header http.Header // the rate limits' headers, for the metrics
 	if s.limiter != nil {
-		r := (&http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{"Authorization": {auth}},
-			RemoteAddr: remote}).WithContext(ctx)
-		r.SetPathValue("lobby_id", id)
 		w := httpx.NewRecorder()
-		if !s.limiter.Admit(w, r, lobbyMessageRoute) {
+		if !s.limiter.AdmitOf(ctx, w, remote, auth, path, lobbyMessageRoute) {
 			answer = func() (int, []byte) { return w.Status, w.Body.Bytes() }
 		}
 		header = w.Header()
