@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"sdkpp/server/httpx"
@@ -12,6 +11,9 @@ import (
 
 // lobbyMessageRoute is the API route of a lobby message, the request gateway sessions send most.
 const lobbyMessageRoute = "POST /lobbies/{lobby_id}/messages"
+
+// lobbyMessageMetric is lobbyMessageRoute as the metrics name it (apiRoute).
+var lobbyMessageMetric = apiRoute(lobbyMessageRoute)
 
 // gatewayAccept is the gateway's Accept (gateway.Config): nil when requests over the gateway are
 // off.
@@ -34,11 +36,8 @@ func (s *Server) gatewaySend(ctx context.Context, remote, auth, method, path str
 	var answer func() (int, []byte)
 	var header http.Header // the rate limits' headers, for the metrics
 	if s.limiter != nil {
-		r := (&http.Request{Method: method, URL: &url.URL{Path: path}, Header: http.Header{"Authorization": {auth}},
-			RemoteAddr: remote}).WithContext(ctx)
-		r.SetPathValue("lobby_id", id)
 		w := httpx.NewRecorder()
-		if !s.limiter.Admit(w, r, lobbyMessageRoute) {
+		if !s.limiter.AdmitOf(ctx, w, remote, auth, path, lobbyMessageRoute) {
 			answer = func() (int, []byte) { return w.Status, w.Body.Bytes() }
 		}
 		header = w.Header()
@@ -48,7 +47,7 @@ func (s *Server) gatewaySend(ctx context.Context, remote, auth, method, path str
 	}
 	return func() (int, []byte) {
 		status, b := answer()
-		s.metrics.Served(apiRoute(lobbyMessageRoute), "gateway", status, time.Since(start), header)
+		s.metrics.Served(lobbyMessageMetric, "gateway", status, time.Since(start), header)
 		level := slog.LevelDebug
 		if status >= 500 {
 			level = slog.LevelError

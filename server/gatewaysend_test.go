@@ -65,6 +65,7 @@ func TestLobbyMessageOverGatewayAnswersAsHTTP(t *testing.T) {
 		{"content of another type", alice, "/lobbies/" + id + "/messages", `{"content":7}`, 400},
 		{"too long", alice, "/lobbies/" + id + "/messages", `{"content":"` + strings.Repeat("a", wire.MaxMessageContentChars+1) + `"}`, 400},
 		{"not an object", alice, "/lobbies/" + id + "/messages", `[1]`, 400},
+		{"metadata of another type", alice, "/lobbies/" + id + "/messages", `{"content":"x","metadata":{"k":1}}`, 400},
 		{"no body", alice, "/lobbies/" + id + "/messages", ``, 415},
 		{"bad flags", alice, "/lobbies/" + id + "/messages", `{"content":"x","flags":1}`, 400},
 		{"not a member", bob, "/lobbies/" + id + "/messages", `{"content":"x"}`, 403},

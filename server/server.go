@@ -637,12 +637,12 @@ func (s *Server) sharedFailures() loginthrottle.Failures {
 // callerIdentity keys the rate limits on who a request authenticates as: a user in an application
 // (all of its tokens, however the header is written), or an application's bot; "" when the
 // credential is not valid.
-func callerIdentity(auth token.Auth) func(r *http.Request) string {
-	return func(r *http.Request) string {
-		if t, err := auth.Bearer(r); err == nil {
+func callerIdentity(auth token.Auth) func(ctx context.Context, authorization string) string {
+	return func(ctx context.Context, authorization string) string {
+		if t, err := auth.BearerOf(ctx, authorization); err == nil {
 			return "user:" + strconv.FormatUint(t.UserID, 10) + ":" + strconv.FormatUint(t.AppID, 10)
 		}
-		if app, err := auth.Bot(r); err == nil {
+		if app, err := auth.BotOf(ctx, authorization); err == nil {
 			return "bot:" + strconv.FormatUint(app.ID, 10)
 		}
 		return ""

@@ -193,6 +193,10 @@ func appendStringMap(dst []byte, m map[string]string) []byte {
 	return append(dst, '}')
 }
 
+// AppendString appends s as a JSON string, byte for byte as encoding/json writes it (appendString),
+// without its reflection and allocations.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
 // appendString appends s as a JSON string with encoding/json's escaping: the two-character
 // escapes for '"', '\\', '\b', '\f', '\n', '\r' and '\t'; \u00XX for the other control
 // characters and for '<', '>' and '&' (its HTML-safe default); \ufffd for each byte that is not

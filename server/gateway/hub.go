@@ -522,8 +522,11 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 // resumed here with them); nothing this node pushes of its own comes between them.
 func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 	evs := make([][]byte, len(ds))
+	var buf []byte // the events' names as JSON strings, one after another
 	for i := range ds {
-		evs[i], _ = json.Marshal(ds[i].Event) // a string always encodes
+		start := len(buf)
+		buf = wire.AppendString(buf, ds[i].Event)
+		evs[i] = buf[start:len(buf):len(buf)] // an earlier one keeps the array it was appended to
 	}
 	var live []*conn
 	pushed := make([]int, len(ds))

@@ -7,6 +7,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -107,9 +108,21 @@ func Answer(w http.ResponseWriter, r *http.Request, log *slog.Logger, out any, e
 	}
 }
 
+// AnswerOf returns the status and body Answer writes for a request of method and path that
+// another carrier than net/http brought (a gateway session's), logging as Answer logs.
+func AnswerOf(ctx context.Context, method, path string, log *slog.Logger, out any, err error) (int, []byte) {
+	r := (&http.Request{Method: method, URL: &url.URL{Path: path}}).WithContext(ctx)
+	w := NewRecorder()
+	Answer(w, r, log, out, err)
+	return w.Status, w.Body.Bytes()
+}
+
 // PathID reads the snowflake path value name; a malformed one is a 400 50035 naming it.
-func PathID(r *http.Request, name string) (uint64, error) {
-	id, ok := wire.ParseSnowflake(r.PathValue(name))
+func PathID(r *http.Request, name string) (uint64, error) { return ParseID(name, r.PathValue(name)) }
+
+// ParseID reads value, the snowflake path value name, as PathID does.
+func ParseID(name, value string) (uint64, error) {
+	id, ok := wire.ParseSnowflake(value)
 	if !ok {
 		return 0, wire.Invalid(name, "NUMBER_TYPE_COERCE", "The value is not snowflake.")
 	}
@@ -119,16 +132,38 @@ func PathID(r *http.Request, name string) (uint64, error) {
 // DecodeJSON reads a JSON body into v. A non-JSON content type, a body over MaxBody or invalid
 // JSON is a 400 (50109), unknown fields are ignored as the platform does.
 func DecodeJSON(r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "application/json" { // the usual one needs no parse
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return &wire.APIError{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidJSON,
-				Message: "The request body must be application/json."}
-		}
+	if err := jsonType(r.Header.Get("Content-Type")); err != nil {
+		return err
 	}
 	body, err := readBody(r)
 	if err != nil {
 		return wire.InvalidJSON()
 	}
+	return decodeJSON(body, v)
+}
+
+// DecodeJSONBytes is DecodeJSON for a request that another carrier than net/http brought (a
+// gateway session's), its content type and body read already: the same rules, the same errors.
+func DecodeJSONBytes(contentType string, body []byte, v any) error {
+	if err := jsonType(contentType); err != nil {
+		return err
+	}
+	return decodeJSON(body, v)
+}
+
+// jsonType checks a request body's content type: a 415 unless JSON.
+func jsonType(ct string) error {
+	if ct != "application/json" { // the usual one needs no parse
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return &wire.APIError{Status: http.StatusUnsupportedMediaType, Code: wire.CodeInvalidJSON,
+				Message: "The request body must be application/json."}
+		}
+	}
+	return nil
+}
+
+// decodeJSON decodes a request's body into v.
+func decodeJSON(body []byte, v any) error {
 	if len(body) > MaxBody {
 		return &wire.APIError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeGeneral, Message: "Request entity too large"}
 	}
@@ -181,7 +216,11 @@ func Form(r *http.Request) (url.Values, bool) {
 // Credential returns the value of "Authorization: <scheme> <value>" for the given scheme
 // (case-insensitive), or "".
 func Credential(r *http.Request, scheme string) string {
-	h := r.Header.Get("Authorization")
+	return CredentialOf(r.Header.Get("Authorization"), scheme)
+}
+
+// CredentialOf is Credential of an Authorization header's value h.
+func CredentialOf(h, scheme string) string {
 	if len(h) > len(scheme)+1 && strings.EqualFold(h[:len(scheme)], scheme) && h[len(scheme)] == ' ' {
 		return strings.TrimSpace(h[len(scheme)+1:])
 	}

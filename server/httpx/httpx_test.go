@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -73,4 +74,32 @@ func TestRecorder(t *testing.T) {
 	w.WriteHeader(500)
 	require.Equal(t, 200, w.Status)
 	require.Equal(t, "x", w.Body.String())
+}
+
+// DecodeJSONBytes, for a body another carrier brought, gives what DecodeJSON gives for the same
+// content type and body: the same value or the same error.
+func TestDecodeJSONBytesAsDecodeJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, ct, body string
+	}{
+		{"object", "application/json", `{"a":1}`},
+		{"with a charset", "application/json; charset=utf-8", ` {"a":1} `},
+		{"no content type", "", `{"a":1}`},
+		{"another type", "text/plain", `{"a":1}`},
+		{"empty", "application/json", ``},
+		{"invalid", "application/json", `{"a":`},
+		{"too large", "application/json", `"` + strings.Repeat("a", MaxBody) + `"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/x", strings.NewReader(tc.body))
+			if tc.ct != "" {
+				r.Header.Set("Content-Type", tc.ct)
+			}
+			var overHTTP, carried json.RawMessage
+			want := DecodeJSON(r, &overHTTP)
+			got := DecodeJSONBytes(tc.ct, []byte(tc.body), &carried)
+			require.Equal(t, want, got)
+			require.Equal(t, string(overHTTP), string(carried))
+		})
+	}
 }

@@ -19,7 +19,7 @@ type MessageBody struct {
 // ParseMessageBody reads a message body field by field: a wrong type or a broken limit is a 400
 // 50035 naming the field, malformed JSON a 400 50109.
 func ParseMessageBody(r *http.Request) (MessageBody, error) {
-	req, err := parseMessage(r)
+	req, err := parseMessage(readBody(r))
 	if err != nil {
 		return MessageBody{}, err
 	}

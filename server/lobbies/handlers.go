@@ -1,13 +1,10 @@
 package lobbies
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -364,7 +361,7 @@ func (s *Service) sendMessage(q *request) (any, error) {
 
 // send reads and accepts the request's message (acceptMessage).
 func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
-	req, err := parseMessage(q.Request)
+	req, err := parseMessage(q.readBody())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -378,35 +375,42 @@ func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
 // answer waits for its commit and gives the route's status and body. The callers of answer share
 // its body: it must not be modified.
 func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
-	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: "/lobbies/" + lobbyID + "/messages"},
-		Header: http.Header{"Authorization": {auth}}, Body: http.NoBody}).WithContext(ctx)
+	g := &gatewaySend{s: s, q: request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}, stored: committed}
 	if len(body) > 0 { // as the gateway's requests through net/http have it
-		r.Header["Content-Type"] = []string{"application/json"}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		g.q.contentType = "application/json"
 	}
-	r.SetPathValue("lobby_id", lobbyID)
-	stored := committed
-	out, err := s.serve(r, bySender, func(q *request) (any, error) {
-		q.hold = true
-		enc, st, err := s.send(q)
-		if err != nil {
-			return nil, err
-		}
-		stored = st
-		return enc, nil
-	})
-	return func() (int, []byte) {
-		s.DeliverAccepted() // if the gateway has not yet
-		if err == nil {
-			err = stored()
-		}
-		if enc, ok := out.(wire.Encoded); ok && err == nil {
-			return http.StatusOK, enc
-		}
-		w := httpx.NewRecorder()
-		httpx.Answer(w, r, s.Logger, out, err)
-		return w.Status, w.Body.Bytes()
+	g.out, g.err = s.serveRequest(&g.q, bySender, g.send)
+	return g.answer
+}
+
+// gatewaySend is a message of SendOverGateway: one allocation for its parts.
+type gatewaySend struct {
+	s      *Service
+	q      request
+	stored func() error // waits for its commit
+	out    any
+	err    error
+}
+
+func (g *gatewaySend) send(q *request) (any, error) {
+	q.hold = true
+	enc, stored, err := g.s.send(q)
+	if err != nil {
+		return nil, err
 	}
+	g.stored = stored
+	return enc, nil
+}
+
+func (g *gatewaySend) answer() (int, []byte) {
+	g.s.DeliverAccepted() // if the gateway has not yet
+	if g.err == nil {
+		g.err = g.stored()
+	}
+	if enc, ok := g.out.(wire.Encoded); ok && g.err == nil {
+		return http.StatusOK, enc
+	}
+	return httpx.AnswerOf(g.q.ctx, http.MethodPost, "/lobbies/"+g.q.lobbyPath+"/messages", g.s.Logger, g.out, g.err)
 }
 
 // toMembers queues an event to every member of the lobby.

@@ -29,7 +29,7 @@ func (s *Service) nonceMemory() *noncemem.Memory {
 // than NonceWindow does that cost a query. Call with s.order held.
 func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.Encoded, bool, error) {
 	if !s.noncesStarted {
-		latest, err := s.Store.LatestNonceMessageAt(q.ctx)
+		latest, err := s.Store.LatestNonceMessageAt(q.ctx, now.Add(-NonceWindow))
 		if err != nil {
 			return nil, false, err
 		}

@@ -48,6 +48,15 @@ func readBody(r *http.Request) (json.RawMessage, error) {
 	return raw, nil
 }
 
+// readBody reads the request's body as JSON.
+func (q *request) readBody() (json.RawMessage, error) {
+	if q.Request != nil {
+		return readBody(q.Request)
+	}
+	var raw json.RawMessage
+	return raw, httpx.DecodeJSONBytes(q.contentType, q.body, &raw)
+}
+
 // object reads raw as a JSON object; null reads as an empty object.
 func object(raw json.RawMessage, path string) (fields, error) {
 	f := fields{path: path, m: map[string]json.RawMessage{}}
@@ -399,8 +408,11 @@ type messageRequest struct {
 	reference    json.RawMessage // message_reference, unread
 }
 
-func parseMessage(r *http.Request) (req messageRequest, err error) {
-	f, err := bodyObject(r)
+func parseMessage(raw json.RawMessage, err error) (req messageRequest, _ error) {
+	if err != nil {
+		return req, err
+	}
+	f, err := object(raw, "")
 	if err != nil {
 		return req, err
 	}

@@ -188,13 +188,17 @@ const (
 // request is an authenticated request: who makes it, and the lobby id of its path (0 when the
 // path has none).
 type request struct {
-	*http.Request
-	ctx     context.Context
-	appID   uint64
-	userID  uint64 // 0 for the Bot
-	bot     bool
-	lobbyID uint64
-	hold    bool // a message's delivery may wait for DeliverAccepted (SendOverGateway)
+	*http.Request        // nil over a gateway session (SendOverGateway): the four below carry it
+	auth          string // the Authorization header
+	lobbyPath     string // the path's lobby_id
+	contentType   string // the body's
+	body          []byte
+	ctx           context.Context
+	appID         uint64
+	userID        uint64 // 0 for the Bot
+	bot           bool
+	lobbyID       uint64
+	hold          bool // a message's delivery may wait for DeliverAccepted (SendOverGateway)
 }
 
 // handler serves a request: it returns the JSON answer (200), or nil for 204, or an error.
@@ -210,23 +214,28 @@ func (s *Service) route(by who, h handler) http.HandlerFunc {
 }
 
 func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
-	q := &request{Request: r, ctx: r.Context()}
-	if hdr := r.Header.Get("Authorization"); by == byEither && len(hdr) > 4 && strings.EqualFold(hdr[:4], "Bot ") {
+	return s.serveRequest(&request{Request: r, ctx: r.Context(), auth: r.Header.Get("Authorization"),
+		lobbyPath: r.PathValue("lobby_id")}, by, h)
+}
+
+// serveRequest is serve, whatever carried q.
+func (s *Service) serveRequest(q *request, by who, h handler) (any, error) {
+	if hdr := q.auth; by == byEither && len(hdr) > 4 && strings.EqualFold(hdr[:4], "Bot ") {
 		by = byBot
 	}
 	auth := token.Auth{Store: s.Store, Clock: s.Clock}
 	if by == byBot {
-		app, err := auth.Bot(r)
+		app, err := auth.BotOf(q.ctx, q.auth)
 		if err != nil {
 			return nil, err
 		}
 		q.appID, q.bot = app.ID, true
 	} else {
-		ar := r
+		ctx := q.ctx
 		if by == bySender {
-			ar = r.WithContext(store.MayBeBehind(r.Context()))
+			ctx = store.MayBeBehind(ctx)
 		}
-		t, err := auth.Bearer(ar)
+		t, err := auth.BearerOf(ctx, q.auth)
 		if err != nil {
 			return nil, err
 		}
@@ -235,9 +244,9 @@ func (s *Service) serve(r *http.Request, by who, h handler) (any, error) {
 		}
 		q.appID, q.userID = t.AppID, t.UserID
 	}
-	if r.PathValue("lobby_id") != "" {
+	if q.lobbyPath != "" {
 		var err error
-		if q.lobbyID, err = q.id("lobby_id"); err != nil {
+		if q.lobbyID, err = httpx.ParseID("lobby_id", q.lobbyPath); err != nil {
 			return nil, err
 		}
 	}

@@ -28,6 +28,7 @@
 package ratelimit
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -37,6 +38,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"sdkpp/internal/clock"
@@ -64,11 +66,12 @@ type Config struct {
 	Disabled bool
 	// Counter counts the windows; nil counts in this process's memory (counters.Memory).
 	Counter counters.Counter
-	// Identify names the authenticated caller of a request (the same key for every way its
-	// credential may be written, and for every token of one user in one application), or ""
-	// when its credential authenticates no one: such requests are limited by address. Nil keys
-	// every credential by the address too.
-	Identify func(r *http.Request) string
+	// Identify names the authenticated caller of a request, from its context and its
+	// Authorization header's value (the same key for every way its credential may be written,
+	// and for every token of one user in one application), or "" when its credential
+	// authenticates no one: such requests are limited by address. Nil keys every credential by
+	// the address too.
+	Identify func(ctx context.Context, authorization string) string
 }
 
 // Defaults of Config.
@@ -105,21 +108,29 @@ func New(cfg Config, c clock.Clock) *Limiter {
 // Admit counts a request that the route pattern matched, and writes the rate limit headers; false
 // means it answered 429 and the request must not be served. A disabled Limiter admits everything.
 func (l *Limiter) Admit(w http.ResponseWriter, r *http.Request, pattern string) bool {
-	return l.cfg.Disabled || l.admit(w, r, pattern)
+	return l.cfg.Disabled || l.admit(r.Context(), w, r.RemoteAddr, r.Header.Get("Authorization"), r.URL.Path, pattern)
+}
+
+// AdmitOf is Admit for a request that another carrier than net/http brought (a gateway
+// session's), from its parts: its context, its remote address, its Authorization header's value
+// and its path. The request counts as it would over HTTP, and w gets the same headers, or the
+// same 429.
+func (l *Limiter) AdmitOf(ctx context.Context, w http.ResponseWriter, remote, authorization, path, pattern string) bool {
+	return l.cfg.Disabled || l.admit(ctx, w, remote, authorization, path, pattern)
 }
 
 // admit counts the request and writes the headers; false means it answered 429.
-func (l *Limiter) admit(w http.ResponseWriter, r *http.Request, pattern string) bool {
-	who := l.caller(r)
+func (l *Limiter) admit(ctx context.Context, w http.ResponseWriter, remote, authorization, path, pattern string) bool {
+	who := l.caller(ctx, remote, authorization)
 	bucket := bucketID(pattern)
-	major := majorOf(r, pattern)
+	major := majorOf(path, pattern)
 	rule, ok := l.cfg.Routes[pattern]
 	if !ok {
 		rule = l.cfg.Route
 	}
 	now := l.clock.Now()
 
-	ok, ws, err := l.cfg.Counter.Hit(r.Context(), now,
+	ok, ws, err := l.cfg.Counter.Hit(ctx, now,
 		counters.Hit{Key: "g|" + who, Limit: l.cfg.Global.Limit, Window: l.cfg.Global.Window},
 		counters.Hit{Key: "r|" + who + "|" + bucket + "|" + major, Limit: rule.Limit, Window: rule.Window})
 	if err != nil {
@@ -165,34 +176,42 @@ type Body struct {
 // caller keys the request's caller: its authenticated identity, else its IP address. Keying on
 // the credential's text would give one caller a fresh bucket for each way of writing it
 // ("bearer", "BEARER", extra spaces).
-func (l *Limiter) caller(r *http.Request) string {
-	if l.cfg.Identify != nil && r.Header.Get("Authorization") != "" {
-		if id := l.cfg.Identify(r); id != "" {
+func (l *Limiter) caller(ctx context.Context, remote, authorization string) string {
+	if l.cfg.Identify != nil && authorization != "" {
+		if id := l.cfg.Identify(ctx, authorization); id != "" {
 			return "id:" + id
 		}
 	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remote
 	}
 	return "ip:" + host
 }
 
-// bucketID is the opaque X-RateLimit-Bucket of a route pattern.
+// bucketID is the opaque X-RateLimit-Bucket of a route pattern, made once per pattern (the API's
+// routes are a fixed few).
 func bucketID(pattern string) string {
+	if id, ok := bucketIDs.Load(pattern); ok {
+		return id.(string)
+	}
 	sum := sha256.Sum256([]byte(pattern))
-	return hex.EncodeToString(sum[:8])
+	id := hex.EncodeToString(sum[:8])
+	bucketIDs.Store(pattern, id)
+	return id
 }
+
+var bucketIDs sync.Map // route pattern -> its bucketID
 
 // majorOf returns the request's major parameters: the path segments at the pattern's
 // {lobby_id}, {guild_id}, {channel_id} or {code} wildcards (API patterns have no "..." wildcard, so
 // segments line up).
-func majorOf(r *http.Request, pattern string) string {
+func majorOf(urlPath, pattern string) string {
 	if i := strings.IndexByte(pattern, ' '); i >= 0 {
 		pattern = pattern[i+1:]
 	}
 	pat := strings.Split(pattern, "/")
-	path := strings.Split(r.URL.Path, "/")
+	path := strings.Split(urlPath, "/")
 	m := ""
 	for i, seg := range pat {
 		if i < len(path) && slices.Contains(majorParams, strings.Trim(seg, "{}")) && strings.HasPrefix(seg, "{") {

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -30,7 +31,7 @@ func newFixture(cfg ratelimit.Config) *fixture {
 	mux.HandleFunc("GET /users/@me", ok)
 	c := clock.NewFake(t0)
 	if cfg.Identify == nil { // every Bearer credential authenticates as itself
-		cfg.Identify = func(r *http.Request) string { return httpx.Credential(r, "Bearer") }
+		cfg.Identify = func(_ context.Context, auth string) string { return httpx.CredentialOf(auth, "Bearer") }
 	}
 	l := ratelimit.New(cfg, c)
 	// As the service's router does: a request a route matches passes the limiter first.
@@ -137,4 +138,43 @@ func TestOverridesUnknownRoutesAndDisabled(t *testing.T) {
 		w := off.do("GET", "/users/@me", "")
 		require.Equal(t, http.StatusNoContent, w.Code, "disabled: %d", w.Code)
 	}
+}
+
+// A request another carrier brought (AdmitOf, a gateway session's) counts in the buckets of the
+// same request over HTTP, by its path's lobby and its caller, and gets the same headers and 429.
+func TestAdmitOfCountsAsAdmit(t *testing.T) {
+	c := clock.NewFake(t0)
+	l := ratelimit.New(ratelimit.Config{Route: ratelimit.Rule{Limit: 2, Window: time.Second},
+		Identify: func(_ context.Context, auth string) string { return httpx.CredentialOf(auth, "Bearer") }}, c)
+	const pattern = "POST /lobbies/{lobby_id}/messages"
+	overHTTP := func(path string) (*httptest.ResponseRecorder, bool) {
+		r := httptest.NewRequest(http.MethodPost, path, nil)
+		r.Header.Set("Authorization", "Bearer a")
+		w := httptest.NewRecorder()
+		return w, l.Admit(w, r, pattern)
+	}
+	carried := func(path string) (*httpx.Recorder, bool) {
+		w := httpx.NewRecorder()
+		return w, l.AdmitOf(context.Background(), w, "192.0.2.1:1234", "Bearer a", path, pattern)
+	}
+	h, ok := overHTTP("/lobbies/1/messages")
+	require.True(t, ok)
+	g, ok := carried("/lobbies/1/messages")
+	require.True(t, ok, "the second of two")
+	assert.Equal(t, "1", h.Header().Get("X-RateLimit-Remaining"))
+	assert.Equal(t, "0", g.Header().Get("X-RateLimit-Remaining"), "counted with the request over HTTP")
+	assert.Equal(t, h.Header().Get("X-RateLimit-Bucket"), g.Header().Get("X-RateLimit-Bucket"))
+	_, ok = carried("/lobbies/2/messages")
+	assert.True(t, ok, "another lobby is another bucket")
+	g, ok = carried("/lobbies/1/messages")
+	require.False(t, ok, "the third")
+	h, ok = overHTTP("/lobbies/1/messages")
+	require.False(t, ok, "the fourth, over HTTP")
+	assert.Equal(t, http.StatusTooManyRequests, g.Status)
+	assert.Equal(t, h.Code, g.Status)
+	assert.Equal(t, h.Body.String(), g.Body.String())
+	assert.Equal(t, h.Header(), g.Header(), "the same headers")
+	c.Advance(time.Second)
+	_, ok = carried("/lobbies/1/messages")
+	assert.True(t, ok, "a new window")
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"sdkpp/server/snowflake"
 )
 
 // Lobby is a group of users of one application who chat together (package lobbies). A lobby made
@@ -120,9 +122,11 @@ type LobbyStore interface {
 	// FindLobbyMessageByNonce returns the message of lobbyID that authorID sent at or after since
 	// with the enforced nonce (ErrNotFound when there is none).
 	FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error)
-	// LatestNonceMessageAt returns when the newest lobby message with an enforced nonce was sent;
-	// zero when there is none.
-	LatestNonceMessageAt(ctx context.Context) (time.Time, error)
+	// LatestNonceMessageAt returns when the newest lobby message with an enforced nonce sent at
+	// or after since was sent; zero when there is none. It reads the messages whose ids are not
+	// below since's (snowflake.At): an id is made from the clock when its message is sent, so a
+	// message's id is never older than its CreatedAt.
+	LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Time, error)
 	// GetLobbyMessage returns message id of lobbyID (ErrNotFound when it is another lobby's).
 	GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error)
 	// UpdateLobbyMessage writes Content, Metadata, ModerationMetadata, Flags and AdditionalName.
@@ -439,10 +443,14 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 				return ErrEpochMoved
 			}
 		}
-		if err := tx.HoldLobby(ctx, id); err != nil {
-			return err
-		}
-		if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
+		if s.d.name == "postgres" || len(ms) == 0 {
+			if err := tx.HoldLobby(ctx, id); err != nil {
+				return err
+			}
+			if err := tx.InsertLobbyMessages(ctx, ms); err != nil {
+				return err
+			}
+		} else if err := tx.insertIntoLobby(ctx, id, ms); err != nil {
 			return err
 		}
 		for _, h := range hooks {
@@ -564,12 +572,57 @@ func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
 	if m.Nonce != "" {
 		nonce = m.Nonce
 	}
-	return append(args, m.ID, m.LobbyID, m.AppID, m.AuthorID, m.Content, props(m.Metadata), props(m.ModerationMetadata),
-		m.Flags, m.AdditionalName, ts(m.CreatedAt), nonce)
+	// The driver's own types (int64, not uint64 or int, which database/sql converts and boxes
+	// again), and an empty map's "{}" boxed once: allocations per row are what a group commit
+	// pays per message.
+	return append(args, int64(m.ID), int64(m.LobbyID), int64(m.AppID), int64(m.AuthorID), m.Content,
+		propsArg(m.Metadata), propsArg(m.ModerationMetadata), int64(m.Flags), m.AdditionalName, ts(m.CreatedAt), nonce)
+}
+
+// emptyProps is props of an empty map, as an argument.
+var emptyProps any = "{}"
+
+// propsArg is props(m) as an argument.
+func propsArg(m map[string]string) any {
+	if len(m) == 0 {
+		return emptyProps
+	}
+	return props(m)
 }
 
 // maxRowsPerInsert bounds the rows of one multi-row INSERT (and so the texts pgx prepares).
 const maxRowsPerInsert = 100
+
+// insertIntoLobby inserts ms, messages of lobby id, on SQLite, with one statement per
+// maxRowsPerInsert rows, the first of which inserts only when the lobby exists: ErrNotFound, with
+// nothing inserted, when it does not. SQLite's one writer keeps the lobby there for the rest of
+// the transaction, so that this is HoldLobby and InsertLobbyMessages in one statement fewer.
+func (s *DB) insertIntoLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
+	for first := true; len(ms) > 0; first = false {
+		chunk := ms[:min(len(ms), maxRowsPerInsert)]
+		ms = ms[len(chunk):]
+		tail := `)`
+		if first {
+			tail = `) WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`
+		}
+		q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, chunk, tail, 1)
+		if first {
+			args = append(args, id)
+		}
+		res, err := s.q.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if first {
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return ErrNotFound
+			}
+		}
+	}
+	return nil
+}
 
 // HoldLobby fails with ErrNotFound unless lobby id exists, and in a transaction keeps it from
 // being deleted until the commit: its row is read, not written. On SQLite, which has one
@@ -600,26 +653,39 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 	for len(ms) > 0 {
 		chunk := ms[:min(len(ms), maxRowsPerInsert)]
 		ms = ms[len(chunk):]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) VALUES `)
-		args := make([]any, 0, 11*len(chunk))
-		for i, m := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString(lobbyMessageRow)
-			args = lobbyMessageArgs(args, m)
-		}
-		if _, err := s.q.ExecContext(ctx, q.String(), args...); err != nil {
+		q, args := lobbyMessagesInsert(`VALUES `, chunk, "", 0)
+		if _, err := s.q.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *DB) LatestNonceMessageAt(ctx context.Context) (time.Time, error) {
+// lobbyMessagesInsert returns the INSERT of ms, their rows after head and tail after them, and
+// its arguments, with extra ones (tail's) at the end.
+func lobbyMessagesInsert(head string, ms []*LobbyMessage, tail string, extra int) (string, []any) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) `)
+	q.WriteString(head)
+	args := make([]any, 0, 11*len(ms)+extra)
+	for i, m := range ms {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(lobbyMessageRow)
+		args = lobbyMessageArgs(args, m)
+	}
+	q.WriteString(tail)
+	return q.String(), args
+}
+
+// latestNonceMessage reads the newest enforced nonce's time from the messages of a range of the
+// primary key (the ids from since's), as many as were sent in the nonce window.
+const latestNonceMessage = `SELECT MAX(created_at) FROM lobby_messages WHERE id >= ? AND created_at >= ? AND nonce IS NOT NULL`
+
+func (s *DB) LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Time, error) {
 	var at sql.NullInt64
-	if err := s.q.QueryRowContext(ctx, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&at); err != nil {
+	if err := s.q.QueryRowContext(ctx, latestNonceMessage, snowflake.At(since), ts(since)).Scan(&at); err != nil {
 		return time.Time{}, err
 	}
 	if !at.Valid {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/snowflake"
 )
 
 func TestLobbyStore(t *testing.T) { forEachStore(t, testLobbyStore) }
@@ -139,20 +141,23 @@ func testLobbyStore(t *testing.T, s *DB) {
 }
 
 // A message's enforced nonce is found by lobby, author and nonce within a time; the time of the
-// newest such message comes from an index, not a scan of the messages.
+// newest such message since a time comes from the messages of the ids since then, not a scan of
+// the messages.
 func TestLobbyMessageNonces(t *testing.T) { forEachStore(t, testLobbyMessageNonces) }
 
 func testLobbyMessageNonces(t *testing.T, s *DB) {
 	ctx := context.Background()
-	at, err := s.LatestNonceMessageAt(ctx)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at, err := s.LatestNonceMessageAt(ctx, now.Add(-2*time.Hour))
 	require.NoError(t, err, "no messages")
 	require.True(t, at.IsZero(), "no messages: %v", at)
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	id := func(t time.Time, n uint64) uint64 { return snowflake.At(t) + n } // as the service makes them
+	old, first, second, plain := id(now.Add(-time.Hour), 1), id(now, 1), id(now, 2), id(now.Add(time.Minute), 1)
 	for _, m := range []LobbyMessage{
-		{ID: 1, LobbyID: 10, AuthorID: 7, Content: "a", Nonce: "n", CreatedAt: now.Add(-time.Hour)},
-		{ID: 2, LobbyID: 10, AuthorID: 7, Content: "b", Nonce: "n", CreatedAt: now},
-		{ID: 3, LobbyID: 10, AuthorID: 8, Content: "c", Nonce: "m", CreatedAt: now},
-		{ID: 4, LobbyID: 11, AuthorID: 7, Content: "d", CreatedAt: now.Add(time.Minute)}, // no nonce
+		{ID: old, LobbyID: 10, AuthorID: 7, Content: "a", Nonce: "n", CreatedAt: now.Add(-time.Hour)},
+		{ID: first, LobbyID: 10, AuthorID: 7, Content: "b", Nonce: "n", CreatedAt: now},
+		{ID: second, LobbyID: 10, AuthorID: 8, Content: "c", Nonce: "m", CreatedAt: now},
+		{ID: plain, LobbyID: 11, AuthorID: 7, Content: "d", CreatedAt: now.Add(time.Minute)}, // no nonce
 	} {
 		require.NoError(t, s.InsertLobbyMessage(ctx, &m))
 	}
@@ -162,8 +167,8 @@ func testLobbyMessageNonces(t *testing.T, s *DB) {
 		since         time.Time
 		want          uint64 // 0: none
 	}{
-		{10, 7, "n", now.Add(-2 * time.Hour), 1}, {10, 7, "n", now.Add(-time.Minute), 2},
-		{10, 8, "n", now.Add(-2 * time.Hour), 0}, {11, 7, "n", now.Add(-2 * time.Hour), 0}, {10, 8, "m", now, 3},
+		{10, 7, "n", now.Add(-2 * time.Hour), old}, {10, 7, "n", now.Add(-time.Minute), first},
+		{10, 8, "n", now.Add(-2 * time.Hour), 0}, {11, 7, "n", now.Add(-2 * time.Hour), 0}, {10, 8, "m", now, second},
 	} {
 		m, err := s.FindLobbyMessageByNonce(ctx, tc.lobby, tc.author, tc.nonce, tc.since)
 		if tc.want == 0 {
@@ -175,24 +180,40 @@ func testLobbyMessageNonces(t *testing.T, s *DB) {
 			assert.Empty(t, m.Nonce, "%+v: %+v", tc, m)
 		}
 	}
-	at, err = s.LatestNonceMessageAt(ctx)
-	require.NoError(t, err, "newest with a nonce")
-	require.True(t, at.Equal(now), "newest with a nonce: %v (the later one has none)", at)
+	for _, tc := range []struct {
+		since, want time.Time // want zero: none
+	}{
+		{now.Add(-2 * time.Hour), now},
+		{now.Add(-5 * time.Minute), now},
+		{now, now},
+		{now.Add(time.Millisecond), time.Time{}}, // the later message has no nonce
+		{now.Add(-time.Hour - time.Millisecond), now},
+	} {
+		at, err = s.LatestNonceMessageAt(ctx, tc.since)
+		require.NoError(t, err, "newest with a nonce since %v", tc.since)
+		assert.True(t, at.Equal(tc.want), "newest with a nonce since %v: %v, want %v", tc.since, at, tc.want)
+	}
+	// Of the messages with the ids since then, only those sent since then count.
+	require.NoError(t, s.InsertLobbyMessage(ctx, &LobbyMessage{ID: id(now.Add(time.Hour), 1), LobbyID: 10,
+		AuthorID: 7, Content: "e", Nonce: "o", CreatedAt: now.Add(time.Minute)}))
+	at, err = s.LatestNonceMessageAt(ctx, now.Add(2*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, at.IsZero(), "a message sent before since: %v", at)
 	if s.Dialect() != "sqlite" {
 		return // PostgreSQL's planner chooses by the table's statistics: a small table is scanned
 	}
-	plan := queryPlan(t, s, `SELECT MAX(created_at) FROM lobby_messages WHERE nonce IS NOT NULL`)
-	assert.Contains(t, plan, "lobby_messages_nonce_time", "the newest nonce is not read from its index: %s", plan)
+	plan := queryPlan(t, s, latestNonceMessage, snowflake.At(now), ts(now))
+	assert.Contains(t, plan, "USING INTEGER PRIMARY KEY (rowid>?)", "the newest nonce is not read from the ids since: %s", plan)
 	// A nonce: the author's messages of the window in the lobby, from the nonces' index.
 	plan = queryPlan(t, s, `SELECT id FROM lobby_messages WHERE lobby_id=10 AND author_id=7 AND nonce='n'
 		AND created_at>=0 ORDER BY id LIMIT 1`)
 	assert.Contains(t, plan, "USING INDEX lobby_messages_nonce (lobby_id=? AND author_id=? AND created_at>?)", plan)
 }
 
-// queryPlan returns SQLite's plan of query, its steps joined.
-func queryPlan(t *testing.T, s *DB, query string) string {
+// queryPlan returns SQLite's plan of query with args, its steps joined.
+func queryPlan(t *testing.T, s *DB, query string, args ...any) string {
 	t.Helper()
-	rows, err := s.db.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query)
+	rows, err := s.db.QueryContext(context.Background(), `EXPLAIN QUERY PLAN `+query, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	var plan string
@@ -273,6 +294,34 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 // nothing once it moved.
 func TestStoreLobbyMessagesEpochCheck(t *testing.T) {
 	forEachStore(t, testStoreLobbyMessagesEpochCheck)
+}
+
+// More messages than one INSERT takes are stored in several, all of them or, when the lobby is
+// gone, none.
+func TestStoreLobbyMessagesChunks(t *testing.T) { forEachStore(t, testStoreLobbyMessagesChunks) }
+
+func testStoreLobbyMessagesChunks(t *testing.T, s *DB) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	messages := func(lobby, first uint64) []*LobbyMessage {
+		ms := make([]*LobbyMessage, maxRowsPerInsert+maxRowsPerInsert/2)
+		for i := range ms {
+			ms[i] = &LobbyMessage{ID: first + uint64(i), LobbyID: lobby, AppID: 1, AuthorID: 7, Content: "m", CreatedAt: now}
+		}
+		return ms
+	}
+	ms := messages(100, 1000)
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, ms, nil, nil))
+	stored, err := s.ListLobbyMessages(ctx, 100, time.Time{}, 2*len(ms))
+	require.NoError(t, err)
+	require.Len(t, stored, len(ms), "every chunk stored")
+	require.ErrorIs(t, s.StoreLobbyMessages(ctx, 999, messages(999, 5000), nil, nil), ErrNotFound)
+	for _, id := range []uint64{5000, 5000 + maxRowsPerInsert} { // the first chunk's, the second's
+		_, err := s.GetLobbyMessage(ctx, 999, id)
+		require.ErrorIs(t, err, ErrNotFound, "message %d of a lobby that is gone was stored", id)
+	}
 }
 
 func testStoreLobbyMessagesEpochCheck(t *testing.T, s *DB) {

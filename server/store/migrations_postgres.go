@@ -760,4 +760,9 @@ CREATE TRIGGER cache_epoch_memo AFTER UPDATE ON cache_epoch
 DROP INDEX lobby_messages_nonce;
 CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created_at) WHERE nonce IS NOT NULL;
 `,
+	// 23 (SQLite's 43): the newest message with an enforced nonce is read from the messages of
+	// the nonce window, found by their ids, instead of from an index of its own.
+	`
+DROP INDEX lobby_messages_nonce_time;
+`,
 }

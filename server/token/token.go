@@ -227,8 +227,14 @@ type Auth struct {
 // once the session has ended, where a request over HTTP is refused at once: on a cluster, a
 // notice on the bus later.
 func (a Auth) Bearer(r *http.Request) (*store.Token, error) {
-	cred, now := httpx.Credential(r, "Bearer"), a.Clock.Now()
-	memo := httpx.SessionMemoOf(r.Context())
+	return a.BearerOf(r.Context(), r.Header.Get("Authorization"))
+}
+
+// BearerOf is Bearer of a request that another carrier than net/http brought (a gateway
+// session's), with its context and its Authorization header's value.
+func (a Auth) BearerOf(ctx context.Context, authorization string) (*store.Token, error) {
+	cred, now := httpx.CredentialOf(authorization, "Bearer"), a.Clock.Now()
+	memo := httpx.SessionMemoOf(ctx)
 	if memo != nil && cred != "" {
 		if v, ok := memo.Get(cred); ok {
 			if t := v.(store.Token); now.Before(t.ExpiresAt) {
@@ -236,7 +242,7 @@ func (a Auth) Bearer(r *http.Request) (*store.Token, error) {
 			}
 		}
 	}
-	t, err := Lookup(r.Context(), a.Store, now, cred, store.AccessToken)
+	t, err := Lookup(ctx, a.Store, now, cred, store.AccessToken)
 	if errors.Is(err, ErrInvalid) {
 		return nil, wire.Unauthorized()
 	}
@@ -249,11 +255,17 @@ func (a Auth) Bearer(r *http.Request) (*store.Token, error) {
 // Bot returns the application of "Authorization: Bot <bot token>" (rule AU-8), or a 401
 // APIError.
 func (a Auth) Bot(r *http.Request) (*store.Application, error) {
-	tok := httpx.Credential(r, "Bot")
+	return a.BotOf(r.Context(), r.Header.Get("Authorization"))
+}
+
+// BotOf is Bot of a request that another carrier than net/http brought, with its context and
+// its Authorization header's value.
+func (a Auth) BotOf(ctx context.Context, authorization string) (*store.Application, error) {
+	tok := httpx.CredentialOf(authorization, "Bot")
 	if tok == "" {
 		return nil, wire.Unauthorized()
 	}
-	app, err := a.Store.GetApplicationByBotToken(r.Context(), secret.Hash(tok))
+	app, err := a.Store.GetApplicationByBotToken(ctx, secret.Hash(tok))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, wire.Unauthorized()
 	}

@@ -16,6 +16,7 @@ import (
 	"sdkpp/internal/jsonscan"
 	"sdkpp/server/gateway/internal/payload"
 	"sdkpp/server/httpx"
+	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
@@ -53,10 +54,9 @@ func Read(data []byte) (gwire.Request, bool) {
 // is when it is one JSON value (surrounding spaces cut), else as a JSON string; null when empty.
 func Result(nonce string, status int, body []byte) []byte {
 	body = trimSpace(body)
-	n, _ := json.Marshal(nonce) // a string always encodes
-	d := make([]byte, 0, len(n)+len(body)+40)
+	d := make([]byte, 0, len(nonce)+len(body)+42)
 	d = append(d, `{"nonce":`...)
-	d = append(d, n...)
+	d = wire.AppendString(d, nonce)
 	d = append(d, `,"status":`...)
 	d = strconv.AppendInt(d, int64(status), 10)
 	d = append(d, `,"body":`...)
@@ -66,8 +66,7 @@ func Result(nonce string, status int, body []byte) []byte {
 	case jsonscan.Valid(body):
 		d = append(d, body...)
 	default:
-		s, _ := json.Marshal(string(body))
-		d = append(d, s...)
+		d = wire.AppendString(d, string(body))
 	}
 	return append(d, '}')
 }
