@@ -66,7 +66,7 @@ func main() {
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
-	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time")
+	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time (with -cluster-only: only (d)'s latency)")
 	flag.BoolVar(&fanoutOnly, "fanout-only", false, "measure only (b) over op 100 against Redis, without its HTTP side (for comparing builds and profiling the service's send path)")
 	var node nodeConfig
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
@@ -146,7 +146,7 @@ func run(rounds, members, messages, window, idle int, clusterOnly, cluster bool)
 			return err
 		}
 	}
-	if cluster && !latencyOnly && !fanoutOnly {
+	if cluster && (!latencyOnly || clusterOnly) && !fanoutOnly {
 		if err := clusterMessaging(rd, rounds, members, messages, window); err != nil {
 			return err
 		}

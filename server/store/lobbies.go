@@ -483,7 +483,8 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 // The outbox's ids are drawn from its sequence first and given to the rows by rank: the
 // smallest to out.Data[0], and so on. So the ids grow in out.Data's order by construction, not
 // by the order in which PostgreSQL happens to evaluate the sequence, which it does not promise;
-// sorted, they are out.Data's ids in order.
+// sorted, they are out.Data's ids in order. One row alone takes its id from the column's
+// default, which spares the statement the sequence lookup, the sort and the ranking.
 func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage, hooks []*WebhookDelivery, out, check *OutboxRows) error {
 	var q strings.Builder
 	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
@@ -530,18 +531,24 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 		}
 		return nil
 	}
-	q.WriteString(`, seq AS (SELECT nextval(pg_get_serial_sequence('outbox', 'id')) AS id FROM generate_series(1, ?::INT))`)
-	q.WriteString(`, r AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seq)`)
-	q.WriteString(`, o AS (INSERT INTO outbox (id, key, data, created_at) SELECT r.id, ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
-	args = append(args, len(out.Data), out.Key, ts(out.At))
-	for i, d := range out.Data {
-		if i > 0 {
-			q.WriteByte(',')
+	if len(out.Data) == 1 { // its id drawn by the insert: no ranks to give
+		q.WriteString(`, o AS (INSERT INTO outbox (key, data, created_at) SELECT ?::TEXT, ?::BYTEA, ?::BIGINT
+			WHERE EXISTS (SELECT 1 FROM t) RETURNING id) SELECT id FROM o`)
+		args = append(args, out.Key, out.Data[0], ts(out.At))
+	} else {
+		q.WriteString(`, seq AS (SELECT nextval(pg_get_serial_sequence('outbox', 'id')) AS id FROM generate_series(1, ?::INT))`)
+		q.WriteString(`, r AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seq)`)
+		q.WriteString(`, o AS (INSERT INTO outbox (id, key, data, created_at) SELECT r.id, ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
+		args = append(args, len(out.Data), out.Key, ts(out.At))
+		for i, d := range out.Data {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(`(?::BIGINT,?::BYTEA)`)
+			args = append(args, i+1, d)
 		}
-		q.WriteString(`(?::BIGINT,?::BYTEA)`)
-		args = append(args, i+1, d)
+		q.WriteString(`) AS v(n, d) JOIN r ON r.n = v.n WHERE EXISTS (SELECT 1 FROM t) RETURNING id) SELECT id FROM o ORDER BY id`)
 	}
-	q.WriteString(`) AS v(n, d) JOIN r ON r.n = v.n WHERE EXISTS (SELECT 1 FROM t) RETURNING id) SELECT id FROM o ORDER BY id`)
 	rows, err := s.q.QueryContext(ctx, q.String(), args...)
 	if err != nil {
 		return err

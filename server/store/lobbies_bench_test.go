@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -85,4 +87,35 @@ func processCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHeldLobbyMessage commits one lobby message at a time with its outbox row and the
+// epoch check, on the lobby's order lock's connection, as a cluster node sends a message.
+func BenchmarkHeldLobbyMessage(b *testing.B) {
+	s := openPostgres(b)
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(b, s.CreateLobby(ctx, &Lobby{ID: 1, AppID: 1, IdleTimeout: time.Hour, LastActivityAt: now,
+		ExpiresAt: now.Add(time.Hour), CreatedAt: now}))
+	id := uint64(1 << 40)
+	h, err := s.OrderLock(ctx, "lobby:1", func() uint64 { return id + 1 })
+	require.NoError(b, err)
+	defer h.Unlock(nil)
+	epoch, err := s.SharedEpoch(ctx, "lobbies")
+	require.NoError(b, err)
+	data := []byte(strings.Repeat("x", 600))
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		id++
+		m := &LobbyMessage{ID: id, LobbyID: 1, AppID: 1, AuthorID: 7, Content: "gg, one more round?", CreatedAt: now}
+		out := &OutboxRows{Key: "lobby:1", Data: [][]byte{data}, At: now, EpochKey: "lobbies", Epoch: epoch}
+		if err := h.Store.StoreLobbyMessages(ctx, 1, []*LobbyMessage{m}, nil, out); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
 }

@@ -256,6 +256,15 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	staged, err = s.ListOutbox(ctx, "lobby:100")
 	require.NoError(t, err)
 	require.Empty(t, staged, "deleted together")
+	one := &OutboxRows{Key: "lobby:100", Data: [][]byte{[]byte(`{"m":202}`)}, At: later}
+	require.NoError(t, s.StoreLobbyMessages(ctx, 100, []*LobbyMessage{{ID: 202, LobbyID: 100, AppID: 1, AuthorID: 7,
+		Content: "c", CreatedAt: later}}, nil, one))
+	require.Len(t, one.IDs, 1)
+	require.Greater(t, one.IDs[0], out.IDs[1], "an event stored alone: its id after the earlier ones")
+	staged, err = s.ListOutbox(ctx, "lobby:100")
+	require.NoError(t, err)
+	require.Equal(t, []OutboxEvent{{ID: one.IDs[0], Key: "lobby:100", Data: one.Data[0], CreatedAt: later}}, staged,
+		"an event stored alone, with its id")
 	for _, want := range ms {
 		got, err := s.GetLobbyMessage(ctx, 100, want.ID)
 		require.NoError(t, err, "message %d", want.ID)
@@ -276,7 +285,7 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	require.Equal(t, `{"x":1}`, string(d.Body))
 
 	// A lobby that is gone: nothing stored.
-	err = s.StoreLobbyMessages(ctx, 999, []*LobbyMessage{{ID: 202, LobbyID: 999, AppID: 1, AuthorID: 7,
+	err = s.StoreLobbyMessages(ctx, 999, []*LobbyMessage{{ID: 203, LobbyID: 999, AppID: 1, AuthorID: 7,
 		Content: "c", CreatedAt: later}}, []*WebhookDelivery{{ID: 301, AppID: 1, EventType: "E", Body: []byte("{}"),
 		State: WebhookPending, NextAttemptAt: later, CreatedAt: later}},
 		&OutboxRows{Key: "lobby:999", Data: [][]byte{[]byte(`{"m":202}`)}, At: later})
@@ -284,7 +293,7 @@ func testStoreLobbyMessages(t *testing.T, s *DB) {
 	staged, err = s.ListOutbox(ctx, "lobby:999")
 	require.NoError(t, err)
 	require.Empty(t, staged, "an event of a lobby that is gone was stored")
-	_, err = s.GetLobbyMessage(ctx, 999, 202)
+	_, err = s.GetLobbyMessage(ctx, 999, 203)
 	require.ErrorIs(t, err, ErrNotFound, "a message of a lobby that is gone was stored")
 	_, err = s.GetWebhook(ctx, 301)
 	require.ErrorIs(t, err, ErrNotFound, "a webhook of a lobby that is gone was stored")
