@@ -109,6 +109,36 @@ func (c *groupCommit) run(ctx context.Context, single bool, fn func(Store) error
 	return g.err
 }
 
+// runAlone runs fn on the writer outside a transaction when no group is open, each of its
+// statements a transaction of its own (SQLite's implicit one), and as run(ctx, false, fn) does
+// when one is open (joining it); alone tells fn which. A statement alone costs no BEGIN and no
+// COMMIT statement, and no database/sql transaction: a write of one statement that meets no
+// group commits as it runs. Alone, a statement that fails is undone by SQLite while those
+// before it stay committed.
+func (c *groupCommit) runAlone(ctx context.Context, fn func(st Store, alone bool) error) error {
+	c.mu.Lock()
+	open := c.open != nil
+	c.mu.Unlock()
+	if open {
+		return c.run(ctx, false, func(st Store) error { return fn(st, false) })
+	}
+	s := c.s
+	inner := *s
+	changed := false
+	// Its statements run as they are, on the writer (not through a group, nor the token writer).
+	inner.q = observing{q: rewriting{d: s.d, q: cachedQuerier{c: s.cache}}, o: s.opts}
+	inner.tx, inner.txChanged = true, &changed
+	err := fn(&inner, true)
+	if err == nil {
+		c.commits.Add(1)
+		s.checkpoints.committed()
+	}
+	if changed {
+		s.memo.changed()
+	}
+	return err
+}
+
 // member runs fn in g's transaction: in a savepoint when an earlier member has written in it,
 // else directly (a function that fails then rolls the whole transaction back, and the next
 // member begins another), so that a call that shares its transaction with none pays nothing.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -118,4 +119,54 @@ func TestTokenGroupWithATakenID(t *testing.T) {
 			assert.NoError(t, err, "token %d", id)
 		}
 	})
+}
+
+// On SQLite, a group of the token writer that meets no open transaction is stored as a
+// statement of its own, without BEGIN and COMMIT statements; one that meets a group commit
+// under way joins it, and is stored by its commit.
+func TestTokenGroupAloneOrInAGroup(t *testing.T) {
+	s := openDir(t)
+	ctx := context.Background()
+	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s.ObserveQueries(func(op string, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[op]++
+	})
+	counts := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+
+	errs := make([]error, 2)
+	require.NoError(t, s.insertTokensSQLite(ctx, []*Token{testToken(1, exp), testToken(2, exp)}, errs))
+	require.Equal(t, []error{nil, nil}, errs)
+	assert.Zero(t, counts()["commit"], "alone: no COMMIT of its own")
+
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	var txErr error
+	wg.Go(func() {
+		txErr = s.WithTx(ctx, func(st Store) error {
+			<-release
+			return st.PutAuthorization(ctx, &Authorization{ID: 9, AppID: 9, UserID: 2, Scopes: []string{"identify"}})
+		})
+	})
+	require.Eventually(t, func() bool { return s.group.members() == 1 }, 10*time.Second, time.Millisecond)
+	var flushErr error
+	wg.Go(func() { flushErr = s.insertTokensSQLite(ctx, []*Token{testToken(3, exp), testToken(4, exp)}, errs) })
+	require.Eventually(t, func() bool { return s.group.members() == 2 }, 10*time.Second, time.Millisecond)
+	close(release)
+	wg.Wait()
+	require.NoError(t, txErr)
+	require.NoError(t, flushErr)
+	require.Equal(t, []error{nil, nil}, errs)
+	assert.Equal(t, 1, counts()["commit"], "in the group: stored by its one commit")
+	for id := range uint64(4) {
+		_, err := s.GetToken(ctx, id+1)
+		assert.NoError(t, err, "token %d", id+1)
+	}
 }

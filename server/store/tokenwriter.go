@@ -24,12 +24,13 @@ func (s *DB) newTokenWriter() *groupwrite.Writer[*Token] {
 	return groupwrite.New(tokenGroups, s.insertTokensPostgres)
 }
 
-// insertTokensSQLite stores tokens in one turn of the group commit, in one statement (prepared
-// once per group size, as every statement is). When that fails on a statement's error, which
-// SQLite undoes alone (a taken id), each token is inserted alone, so that each caller gets its
-// own token's outcome; any other failure fails the group, whose writes are rolled back with it.
+// insertTokensSQLite stores tokens in one statement (prepared once per group size, as every
+// statement is): a transaction of its own when the writer has no group open (runAlone), else
+// in that group. When the statement fails on an error SQLite undoes alone (a taken id), each
+// token is inserted alone, so that each caller gets its own token's outcome; any other failure
+// fails the group, none of whose tokens is then stored.
 func (s *DB) insertTokensSQLite(ctx context.Context, tokens []*Token, errs []error) error {
-	return s.group.run(ctx, false, func(st Store) error {
+	return s.group.runAlone(ctx, func(st Store, alone bool) error {
 		tx := st.(*DB)
 		err := tx.insertTokenRows(ctx, tokens)
 		if err == nil || !statementUndone(err) {
@@ -37,7 +38,9 @@ func (s *DB) insertTokensSQLite(ctx context.Context, tokens []*Token, errs []err
 		}
 		for i, t := range tokens {
 			if err := tx.insertToken(ctx, t); err != nil {
-				if !statementUndone(err) {
+				// In a group, an error SQLite does not undo alone fails the group, which is
+				// rolled back; alone, the tokens stored before stay stored, and each fails alone.
+				if !alone && !statementUndone(err) {
 					return err
 				}
 				errs[i] = err
