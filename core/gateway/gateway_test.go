@@ -208,24 +208,7 @@ func asClose(err error, ce **CloseError) bool {
 func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 	stop := make(chan struct{})
 	defer close(stop)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		ctx := r.Context()
-		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":60000}}`)) != nil {
-			return
-		}
-		if _, _, err := ws.Read(ctx); err != nil { // Identify
-			return
-		}
-		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":0,"s":1,"t":"READY","d":{"session_id":"s","user":{}}}`)) != nil {
-			return
-		}
-		<-stop // and never read again
-	}))
+	srv := readyServer(func(context.Context, *websocket.Conn) { <-stop }) // and never read again
 	defer srv.Close()
 	rec := &recorder{}
 	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
@@ -251,4 +234,27 @@ func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 		t.Fatal("a write the service never took did not fail")
 	}
 	testwait.Until(t, "not Ready", func() bool { return c.Status() != Ready })
+}
+
+// readyServer is a bare gateway: it sends Hello, reads Identify, sends READY, then hands the
+// connection to then, and closes it when then returns.
+func readyServer(then func(ctx context.Context, ws *websocket.Conn)) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":60000}}`)) != nil {
+			return
+		}
+		if _, _, err := ws.Read(ctx); err != nil { // Identify
+			return
+		}
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":0,"s":1,"t":"READY","d":{"session_id":"s","user":{}}}`)) != nil {
+			return
+		}
+		then(ctx, ws)
+	}))
 }
