@@ -92,7 +92,10 @@ type Config struct {
 	WriteTimeout time.Duration // one write's limit, after which the connection is closed; 0 is 10 s
 	MaxMessage   int64         // read limit; 0 is 4 MiB
 
-	HTTPClient *http.Client                                     // for the WebSocket handshake; nil is the default
+	// HTTPClient is for the WebSocket handshake; nil is the default. The Client uses a copy whose
+	// transport (when it is an *http.Transport) wraps what it dials, so that concurrent sends
+	// share system calls (holdConn).
+	HTTPClient *http.Client
 	Sleep      func(ctx context.Context, d time.Duration) error // nil is a timer; tests shorten it
 	Rand       func() float64                                   // nil is math/rand/v2
 	Logf       func(format string, args ...any)                 // diagnostics; payloads are never logged

@@ -204,15 +204,24 @@ func asClose(err error, ce **CloseError) bool {
 }
 
 // A write the service does not take within WriteTimeout fails and closes the connection: a
-// service that stops reading cannot hold a sender for ever.
+// service that stops reading cannot hold a sender for ever. With the default HTTP client the
+// connection is a holdConn, whose write deadline is the timeout; with a transport it cannot wrap,
+// the client's write timer.
 func TestWriteTimeoutClosesTheConnection(t *testing.T) {
+	t.Run("holdConn", func(t *testing.T) { writeTimeoutCloses(t, nil) })
+	t.Run("timer", func(t *testing.T) {
+		writeTimeoutCloses(t, &http.Client{Transport: roundTripper{http.DefaultTransport}})
+	})
+}
+
+func writeTimeoutCloses(t *testing.T, hc *http.Client) {
 	stop := make(chan struct{})
 	defer close(stop)
 	srv := readyServer(func(context.Context, *websocket.Conn) { <-stop }) // and never read again
 	defer srv.Close()
 	rec := &recorder{}
 	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
-		OnStatus: rec.status, OnDispatch: rec.dispatch, WriteTimeout: 100 * time.Millisecond})
+		OnStatus: rec.status, OnDispatch: rec.dispatch, WriteTimeout: 100 * time.Millisecond, HTTPClient: hc})
 	require.NoError(t, err)
 	defer c.Close()
 	c.Start()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,9 +220,28 @@ func TestHoldConnBoundsWhatIsKept(t *testing.T) {
 	})
 }
 
-// The gateway client's connections are holdConns (its handshake's client wraps what it dials),
-// and frames sent from many goroutines at once all arrive, each whole.
+// roundTripper is an http.RoundTripper that is not an *http.Transport, which holdingClient
+// cannot copy: the connections it makes are not holdConns.
+type roundTripper struct{ http.RoundTripper }
+
+// The gateway client's connections are holdConns (its handshake's client wraps what it dials)
+// unless its HTTPClient's transport is one it cannot copy; either way, frames sent from many
+// goroutines at once all arrive, each whole, each goroutine's in its order.
 func TestClientWritesOverAHoldConn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		http *http.Client
+		held bool
+	}{
+		{"default client", nil, true},
+		{"client with an http.Transport", &http.Client{Transport: &http.Transport{}}, true},
+		{"client with another transport", &http.Client{Transport: roundTripper{http.DefaultTransport}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { concurrentSends(t, tc.http, tc.held) })
+	}
+}
+
+func concurrentSends(t *testing.T, hc *http.Client, wantHeld bool) {
 	const senders, each = 8, 50
 	got := make(chan string, senders*each)
 	srv := readyServer(func(ctx context.Context, ws *websocket.Conn) {
@@ -235,13 +255,16 @@ func TestClientWritesOverAHoldConn(t *testing.T) {
 	})
 	defer srv.Close()
 	rec := &recorder{}
-	c := newClient(t, "ws"+strings.TrimPrefix(srv.URL, "http"), "t", rec)
+	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
+		OnStatus: rec.status, OnDispatch: rec.dispatch, HTTPClient: hc})
+	require.NoError(t, err)
+	defer c.Close()
 	c.Start()
 	testwait.Until(t, "Ready", func() bool { return c.Status() == Ready })
 	c.mu.Lock()
 	held := c.held
 	c.mu.Unlock()
-	require.NotNil(t, held, "the connection is a holdConn")
+	require.Equal(t, wantHeld, held != nil, "the connection is a holdConn")
 
 	var wg sync.WaitGroup
 	for g := range senders {
