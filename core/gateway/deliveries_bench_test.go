@@ -40,7 +40,7 @@ func benchDeliveries(b *testing.B, batch int) {
 	consumed, done := make(chan struct{}, 1), make(chan struct{})
 	srv := httptest.NewServer(frameServer(b, n, batch, consumed))
 	defer srv.Close()
-	gw := readyBenchClient(b, srv.URL, func(event string, data json.RawMessage) {
+	gw := readyBenchClient(b, srv.URL, nil, func(event string, data json.RawMessage) {
 		if event != "LOBBY_MESSAGE_CREATE" {
 			return
 		}
@@ -63,8 +63,8 @@ func benchDeliveries(b *testing.B, batch int) {
 }
 
 // readyBenchClient returns a Client of the bare server at url (http://...) once it is Ready,
-// dispatching to onDispatch; it never reconnects.
-func readyBenchClient(b *testing.B, url string, onDispatch func(event string, data json.RawMessage)) *Client {
+// dispatching to onDispatch, its handshake made with hc (nil: the default); it never reconnects.
+func readyBenchClient(b *testing.B, url string, hc *http.Client, onDispatch func(event string, data json.RawMessage)) *Client {
 	ready := make(chan struct{}, 1)
 	gw, err := New(Config{
 		URL:   "ws" + url[len("http"):],
@@ -75,6 +75,7 @@ func readyBenchClient(b *testing.B, url string, onDispatch func(event string, da
 			}
 		},
 		OnDispatch: onDispatch,
+		HTTPClient: hc,
 		Sleep:      func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() },
 	})
 	require.NoError(b, err)

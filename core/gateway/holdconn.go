@@ -28,12 +28,13 @@ import (
 // instead of waiting for the library's lock one by one.
 //
 // What is kept is bounded (maxHeld): a write that would keep more waits for the writing
-// goroutine's round. Each system call has a deadline (timeout); a write that fails (the deadline
-// included) closes the connection, so that its reader fails too and the session ends, and the
+// goroutine's round. Each system call has a deadline (timeout, give or take half of it); a write
+// that fails (the deadline included) closes the connection, so that its reader fails too and the session ends, and the
 // error is sticky: every later write and Flush reports it.
 type holdConn struct {
 	net.Conn
-	timeout time.Duration // each system call's write deadline; 0: none
+	timeout  time.Duration // each system call's write deadline, about (writeRound); 0: none
+	deadline time.Time     // the write deadline set last; the goroutine writing's
 
 	hold atomic.Bool // writes are kept for Flush
 
@@ -115,11 +116,17 @@ func (c *holdConn) flushLocked() error {
 }
 
 // writeRound writes b in one system call, within the deadline; a failure closes the connection.
+// The deadline moves only when less than half the timeout is left of it, so that most writes
+// move no timer: a write gets between half the timeout and all of it. Only the goroutine
+// writing (flushLocked) calls it.
 func (c *holdConn) writeRound(b []byte) error {
 	if c.timeout > 0 {
-		if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-			c.Conn.Close()
-			return err
+		if now := time.Now(); c.deadline.Sub(now) < c.timeout/2 {
+			c.deadline = now.Add(c.timeout)
+			if err := c.Conn.SetWriteDeadline(c.deadline); err != nil {
+				c.Conn.Close()
+				return err
+			}
 		}
 	}
 	if _, err := c.Conn.Write(b); err != nil { // a net.Conn writes all of b or fails

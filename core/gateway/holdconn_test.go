@@ -96,7 +96,8 @@ func heldWrite(c *holdConn, frame string) error {
 }
 
 // A held write is kept until Flush, so that the system call happens outside the library's lock;
-// a lone write then goes out at once in its own call, on the writing goroutine, with a deadline.
+// a lone write then goes out at once in its own call, on the writing goroutine, with a write
+// deadline, which moves only when less than half the timeout is left of it.
 func TestHoldConnLoneWriteGoesOutAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScriptedConn(false)
@@ -116,10 +117,15 @@ func TestHoldConnLoneWriteGoesOutAtOnce(t *testing.T) {
 		assert.Equal(t, 1, n)
 		writes, _ = s.recorded()
 		assert.Equal(t, []string{"a", "b", "c"}, writes)
+		start := time.Now()
+		time.Sleep(4 * time.Second)
+		require.NoError(t, heldWrite(c, "d")) // 6 s of the deadline left: it stays
+		time.Sleep(2 * time.Second)
+		require.NoError(t, heldWrite(c, "e")) // 4 s left, under half the timeout: it moves
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		require.Len(t, s.deadlines, 3)
-		assert.Equal(t, time.Now().Add(10*time.Second), s.deadlines[2])
+		assert.Equal(t, []time.Time{start.Add(10 * time.Second), start.Add(16 * time.Second)}, s.deadlines,
+			"set by the first write, then moved once less than half the timeout was left")
 	})
 }
 

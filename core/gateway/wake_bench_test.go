@@ -33,7 +33,7 @@ func benchDispatchToWaiting(b *testing.B, yield bool) {
 	srv := httptest.NewServer(frameServer(b, n, 1, consumed))
 	defer srv.Close()
 	ran := make(chan [2]time.Time, 1) // when OnDispatch began, and when the callback ran
-	gw := readyBenchClient(b, srv.URL, func(event string, data json.RawMessage) {
+	gw := readyBenchClient(b, srv.URL, nil, func(event string, data json.RawMessage) {
 		if event != "LOBBY_MESSAGE_CREATE" {
 			return
 		}
