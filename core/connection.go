@@ -61,7 +61,7 @@ func (c *Client) Connect() {
 		gw, err := gateway.Discover(ctx, get, gateway.Config{
 			Token:      c.auth.tokens.Get,
 			OnStatus:   c.onGatewayStatus,
-			OnDispatch: c.onDispatch,
+			OnDispatch: c.onGatewayDispatch,
 			Logf:       func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
 		})
 		if err != nil {
@@ -141,6 +141,13 @@ func init() {
 	route((*Client).onSocialDispatch, social.Events...)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
+}
+
+// onGatewayDispatch is onDispatch on the gateway's reader, which then lets a thread waiting in
+// WaitCallbacks that the dispatch's callbacks woke run before it reads on.
+func (c *Client) onGatewayDispatch(event string, data json.RawMessage) {
+	c.onDispatch(event, data)
+	queue.Yield()
 }
 
 // onDispatch updates the cache from a gateway dispatch.

@@ -8,6 +8,7 @@
 package callbacks
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type Queue struct {
 	deferred []func() // releases asked for while running, done when Run ends
 	size     atomic.Int64
 	wake     chan struct{} // closed by the next push, for the threads in Wait; nil when none waits
+	woke     atomic.Bool   // a push closed wake since the last Yield
 
 	// OnPanic, if set, receives the value of a callback that panicked; Run then goes on with the
 	// next item. Set it before the first Run.
@@ -53,11 +55,26 @@ func (q *Queue) push(it item) {
 	if q.wake != nil {
 		close(q.wake)
 		q.wake = nil
+		q.woke.Store(true)
 	}
 	q.mu.Unlock()
 	if q.OnPush != nil {
 		q.OnPush()
 	}
+}
+
+// Yield lets a goroutine that a push since the last Yield woke from Wait run now, ahead of the
+// rest of the caller's work, and reports whether there was one. A goroutine that queues callbacks
+// and goes on (the gateway's reader, which reads on until the socket is empty) would otherwise
+// keep the processor the woken goroutine was readied on for a few microseconds, and the game's
+// thread waiting in Wait would see its callback that much later. Call it only from a goroutine
+// not locked to its thread (a locked one would hand its thread over to yield).
+func (q *Queue) Yield() bool {
+	if !q.woke.Load() || !q.woke.Swap(false) {
+		return false
+	}
+	runtime.Gosched()
+	return true
 }
 
 // Wait blocks the calling thread until an item is queued or timeout passes, and reports whether

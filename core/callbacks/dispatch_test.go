@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -189,6 +190,27 @@ func BenchmarkRunEmpty(b *testing.B) {
 	for b.Loop() {
 		q.Run()
 	}
+}
+
+// Yield yields once after each push that woke a thread waiting in Wait, and never otherwise.
+func TestYieldOnlyAfterAPushThatWokeAWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New()
+		s := q.NewScope(nil)
+		require.False(t, q.Yield(), "nothing was pushed")
+		s.Post(func() {})
+		require.False(t, q.Yield(), "the push woke nobody")
+		q.Run()
+		woke := make(chan bool)
+		go func() { woke <- q.Wait(time.Hour) }()
+		synctest.Wait() // the goroutine waits in Wait
+		s.Post(func() {})
+		require.True(t, q.Yield(), "the push woke the waiting goroutine")
+		require.True(t, <-woke)
+		require.False(t, q.Yield(), "once per waking push")
+		s.Post(func() {})
+		require.False(t, q.Yield(), "nobody waits any more")
+	})
 }
 
 func TestWaitReportsQueuedItemsWithoutRunningThem(t *testing.T) {

@@ -40,37 +40,19 @@ func benchDeliveries(b *testing.B, batch int) {
 	consumed, done := make(chan struct{}, 1), make(chan struct{})
 	srv := httptest.NewServer(frameServer(b, n, batch, consumed))
 	defer srv.Close()
-	ready := make(chan struct{}, 1)
-	gw, err := New(Config{
-		URL:   "ws" + srv.URL[len("http"):],
-		Token: func() string { return "token" },
-		OnStatus: func(s Status, _ error) {
-			if s == Ready {
-				ready <- struct{}{}
-			}
-		},
-		OnDispatch: func(event string, data json.RawMessage) {
-			if event != "LOBBY_MESSAGE_CREATE" {
-				return
-			}
-			k := got.Add(1)
-			if k%int64(batch) == 0 || k == int64(n) {
-				consumed <- struct{}{}
-			}
-			if k == int64(n) {
-				close(done)
-			}
-		},
-		Sleep: func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() },
+	gw := readyBenchClient(b, srv.URL, nil, func(event string, data json.RawMessage) {
+		if event != "LOBBY_MESSAGE_CREATE" {
+			return
+		}
+		k := got.Add(1)
+		if k%int64(batch) == 0 || k == int64(n) {
+			consumed <- struct{}{}
+		}
+		if k == int64(n) {
+			close(done)
+		}
 	})
-	require.NoError(b, err)
 	defer gw.Close()
-	gw.Start()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		require.Fail(b, "not Ready")
-	}
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	b.ResetTimer()
@@ -78,6 +60,33 @@ func benchDeliveries(b *testing.B, batch int) {
 	<-done
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(n), "cpu-ns/delivery")
+}
+
+// readyBenchClient returns a Client of the bare server at url (http://...) once it is Ready,
+// dispatching to onDispatch, its handshake made with hc (nil: the default); it never reconnects.
+func readyBenchClient(b *testing.B, url string, hc *http.Client, onDispatch func(event string, data json.RawMessage)) *Client {
+	ready := make(chan struct{}, 1)
+	gw, err := New(Config{
+		URL:   "ws" + url[len("http"):],
+		Token: func() string { return "token" },
+		OnStatus: func(s Status, _ error) {
+			if s == Ready {
+				ready <- struct{}{}
+			}
+		},
+		OnDispatch: onDispatch,
+		HTTPClient: hc,
+		Sleep:      func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() },
+	})
+	require.NoError(b, err)
+	gw.Start()
+	select {
+	case <-ready:
+	case <-time.After(10 * time.Second):
+		gw.Close()
+		require.Fail(b, "not Ready")
+	}
+	return gw
 }
 
 // processCPU is the CPU time (user and system) this process has used.

@@ -92,7 +92,10 @@ type Config struct {
 	WriteTimeout time.Duration // one write's limit, after which the connection is closed; 0 is 10 s
 	MaxMessage   int64         // read limit; 0 is 4 MiB
 
-	HTTPClient *http.Client                                     // for the WebSocket handshake; nil is the default
+	// HTTPClient is for the WebSocket handshake; nil is the default. The Client uses a copy whose
+	// transport (when it is an *http.Transport) wraps what it dials, so that concurrent sends
+	// share system calls (holdConn).
+	HTTPClient *http.Client
 	Sleep      func(ctx context.Context, d time.Duration) error // nil is a timer; tests shorten it
 	Rand       func() float64                                   // nil is math/rand/v2
 	Logf       func(format string, args ...any)                 // diagnostics; payloads are never logged
@@ -115,8 +118,14 @@ type Client struct {
 	resumeURL string
 	seq       int64
 	conn      *websocket.Conn
-	writeMu   sync.Mutex
-	// The current connection's write timer, guarded by writeMu (writeRaw).
+	held      *holdConn    // conn's connection under the library; nil when it could not be wrapped
+	dialed    *holdConn    // the connection the handshake's client dialed last, until session takes it
+	http      *http.Client // the handshake's: its connections are holdConns (holdingClient)
+	ownHTTP   bool         // http is the client's own copy, whose idle connections Close closes
+
+	writeMu sync.Mutex
+	// The current connection's write timer, guarded by writeMu (writeRaw), when it is not a
+	// holdConn (which has write deadlines of its own).
 	writeTimer *time.Timer
 	renewing   atomic.Bool // Renew closed the connection: reconnect at once, without an error
 }
@@ -170,6 +179,11 @@ func New(cfg Config) (*Client, error) {
 		cfg.OnDispatch = func(string, json.RawMessage) {}
 	}
 	c := &Client{cfg: cfg, done: make(chan struct{})}
+	c.http, c.ownHTTP = holdingClient(cfg.HTTPClient, cfg.WriteTimeout, func(hc *holdConn) {
+		c.mu.Lock()
+		c.dialed = hc
+		c.mu.Unlock()
+	})
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -201,6 +215,9 @@ func (c *Client) Close() {
 		conn.Close(websocket.StatusNormalClosure, "client disconnect")
 	}
 	<-c.done
+	if c.ownHTTP {
+		c.http.CloseIdleConnections() // a handshake refused with keep-alive leaves one
+	}
 	c.setStatus(Disconnected, nil)
 }
 
@@ -232,32 +249,40 @@ func (c *Client) Send(ctx context.Context, op int, d any) error {
 // it is (encoding/json would check and copy it again).
 func (c *Client) SendRaw(ctx context.Context, op int, d []byte) error {
 	c.mu.Lock()
-	conn := c.conn
+	conn, held := c.conn, c.held
 	c.mu.Unlock()
 	if conn == nil || c.Status() != Ready {
 		return errors.New("gateway: not connected")
 	}
-	return c.writeRaw(ctx, conn, op, d)
+	return c.writeRaw(ctx, conn, held, op, d)
 }
 
-func (c *Client) write(ctx context.Context, conn *websocket.Conn, op int, d any) error {
+func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, d any) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return err
 	}
-	return c.writeRaw(ctx, conn, op, raw)
+	return c.writeRaw(ctx, conn, held, op, raw)
 }
 
-// writeRaw writes {"op":op,"d":raw}; raw is valid JSON. It fails at once when ctx is done; a
-// write that has begun ends early only with the connection (its session, or Config.WriteTimeout).
+// writeRaw writes {"op":op,"d":raw} on conn, whose connection is held (nil when it is not a
+// holdConn); raw is valid JSON. It fails at once when ctx is done; a write that has begun ends
+// early only with the connection (its session, or Config.WriteTimeout).
 //
-// The timeout is one timer per connection (session sets it up), reset for each write, which
-// closes the connection when it fires, as the library does when a write's context ends: a
+// On a holdConn, the library's write only keeps the frame, and the system call happens after
+// writeMu is released (holdConn.Flush): a write that starts while another goroutine's system call
+// is in progress leaves its frame to that goroutine and returns, so that the frames of the
+// senders woken together (by a burst of answers, say) go out in one call instead of one each,
+// while a lone write still goes out at once on its own goroutine. The holdConn's write deadline
+// is the timeout.
+//
+// Otherwise the timeout is one timer per connection (session sets it up), reset for each write,
+// which closes the connection when it fires, as the library does when a write's context ends: a
 // context with its own deadline for each write cost the send of a lobby message several
 // microseconds (a timer, and two contexts registered with each other) on the way to the socket.
 // The write itself gets a context that never ends, for which the library registers nothing; the
 // session's end closes the connection too (session), which ends a write in progress.
-func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw []byte) error {
+func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, raw []byte) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
 	b = strconv.AppendInt(b, int64(op), 10)
@@ -265,10 +290,24 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, op int, raw
 	b = append(b, raw...)
 	b = append(b, '}')
 	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	if err := ctx.Err(); err != nil {
+		c.writeMu.Unlock()
 		return err
 	}
+	if held != nil {
+		held.Hold(true)
+		err := conn.Write(context.Background(), websocket.MessageText, b)
+		held.Hold(false)
+		c.writeMu.Unlock()
+		if err != nil {
+			return err
+		}
+		if err := held.Flush(); err != nil {
+			return fmt.Errorf("failed to write frame: %w", err)
+		}
+		return nil
+	}
+	defer c.writeMu.Unlock()
 	c.writeTimer.Reset(c.cfg.WriteTimeout)
 	defer c.writeTimer.Stop()
 	return conn.Write(context.Background(), websocket.MessageText, b)
@@ -346,7 +385,14 @@ func (c *Client) dialURL() string {
 func (c *Client) session() (established bool, err error) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, c.dialURL(), &websocket.DialOptions{HTTPClient: c.cfg.HTTPClient})
+	c.mu.Lock()
+	c.dialed = nil
+	c.mu.Unlock()
+	conn, _, err := websocket.Dial(ctx, c.dialURL(), &websocket.DialOptions{HTTPClient: c.http})
+	c.mu.Lock()
+	held := c.dialed // nil when the handshake's client could not wrap its connection
+	c.dialed = nil
+	c.mu.Unlock()
 	if err != nil {
 		return false, err
 	}
@@ -356,11 +402,11 @@ func (c *Client) session() (established bool, err error) {
 	c.writeTimer.Stop() // until a write starts
 	c.writeMu.Unlock()
 	c.mu.Lock()
-	c.conn = conn
+	c.conn, c.held = conn, held
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		c.conn = nil
+		c.conn, c.held = nil, nil
 		c.mu.Unlock()
 		conn.CloseNow()
 	}()
@@ -385,12 +431,12 @@ func (c *Client) session() (established bool, err error) {
 	beats.Add(1)
 	go func() {
 		defer beats.Done()
-		c.heartbeat(ctx, conn, time.Duration(h.HeartbeatInterval)*time.Millisecond, acked)
+		c.heartbeat(ctx, conn, held, time.Duration(h.HeartbeatInterval)*time.Millisecond, acked)
 	}()
 	defer beats.Wait()
 	defer cancel()
 
-	if err := c.identifyOrResume(ctx, conn); err != nil {
+	if err := c.identifyOrResume(ctx, conn, held); err != nil {
 		return false, err
 	}
 	for {
@@ -407,7 +453,7 @@ func (c *Client) session() (established bool, err error) {
 				established = true
 			}
 		case gwire.OpHeartbeat:
-			if err := c.write(ctx, conn, gwire.OpHeartbeat, c.lastSeq()); err != nil {
+			if err := c.write(ctx, conn, held, gwire.OpHeartbeat, c.lastSeq()); err != nil {
 				return established, err
 			}
 		case gwire.OpHeartbeatACK:
@@ -479,18 +525,18 @@ func (c *Client) forgetSession() {
 	c.mu.Unlock()
 }
 
-func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn) error {
+func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn, held *holdConn) error {
 	c.mu.Lock()
 	session, seq := c.sessionID, c.seq
 	c.mu.Unlock()
 	if session != "" {
-		return c.write(ctx, conn, gwire.OpResume, map[string]any{"token": c.cfg.Token(), "session_id": session, "seq": seq})
+		return c.write(ctx, conn, held, gwire.OpResume, map[string]any{"token": c.cfg.Token(), "session_id": session, "seq": seq})
 	}
 	props := c.cfg.Properties
 	if props == nil {
 		props = map[string]string{"os": "sdkpp", "browser": "sdkpp", "device": "sdkpp"}
 	}
-	return c.write(ctx, conn, gwire.OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
+	return c.write(ctx, conn, held, gwire.OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
 }
 
 // read returns the next payload, valid until the next read; a close from the service becomes a
@@ -549,7 +595,7 @@ const maxScratch = 64 << 10
 // heartbeat beats every interval, the first after a random fraction of it. A beat that was not
 // acknowledged before the next one means a dead connection: it is closed so that the client
 // reconnects and resumes.
-func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, interval time.Duration, acked <-chan struct{}) {
+func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, held *holdConn, interval time.Duration, acked <-chan struct{}) {
 	wait := time.Duration(float64(interval) * c.cfg.Rand())
 	pending := false
 	for {
@@ -566,7 +612,7 @@ func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, interval t
 				return
 			}
 		}
-		if err := c.write(ctx, conn, gwire.OpHeartbeat, c.lastSeq()); err != nil {
+		if err := c.write(ctx, conn, held, gwire.OpHeartbeat, c.lastSeq()); err != nil {
 			return
 		}
 		pending = true

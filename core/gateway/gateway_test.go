@@ -204,32 +204,24 @@ func asClose(err error, ce **CloseError) bool {
 }
 
 // A write the service does not take within WriteTimeout fails and closes the connection: a
-// service that stops reading cannot hold a sender for ever.
+// service that stops reading cannot hold a sender for ever. With the default HTTP client the
+// connection is a holdConn, whose write deadline is the timeout; with a transport it cannot wrap,
+// the client's write timer.
 func TestWriteTimeoutClosesTheConnection(t *testing.T) {
+	t.Run("holdConn", func(t *testing.T) { writeTimeoutCloses(t, nil) })
+	t.Run("timer", func(t *testing.T) {
+		writeTimeoutCloses(t, &http.Client{Transport: roundTripper{http.DefaultTransport}})
+	})
+}
+
+func writeTimeoutCloses(t *testing.T, hc *http.Client) {
 	stop := make(chan struct{})
 	defer close(stop)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.CloseNow()
-		ctx := r.Context()
-		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":60000}}`)) != nil {
-			return
-		}
-		if _, _, err := ws.Read(ctx); err != nil { // Identify
-			return
-		}
-		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":0,"s":1,"t":"READY","d":{"session_id":"s","user":{}}}`)) != nil {
-			return
-		}
-		<-stop // and never read again
-	}))
+	srv := readyServer(func(context.Context, *websocket.Conn) { <-stop }) // and never read again
 	defer srv.Close()
 	rec := &recorder{}
 	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
-		OnStatus: rec.status, OnDispatch: rec.dispatch, WriteTimeout: 100 * time.Millisecond})
+		OnStatus: rec.status, OnDispatch: rec.dispatch, WriteTimeout: 100 * time.Millisecond, HTTPClient: hc})
 	require.NoError(t, err)
 	defer c.Close()
 	c.Start()
@@ -251,4 +243,27 @@ func TestWriteTimeoutClosesTheConnection(t *testing.T) {
 		t.Fatal("a write the service never took did not fail")
 	}
 	testwait.Until(t, "not Ready", func() bool { return c.Status() != Ready })
+}
+
+// readyServer is a bare gateway: it sends Hello, reads Identify, sends READY, then hands the
+// connection to then, and closes it when then returns.
+func readyServer(then func(ctx context.Context, ws *websocket.Conn)) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		ctx := r.Context()
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":10,"d":{"heartbeat_interval":60000}}`)) != nil {
+			return
+		}
+		if _, _, err := ws.Read(ctx); err != nil { // Identify
+			return
+		}
+		if ws.Write(ctx, websocket.MessageText, []byte(`{"op":0,"s":1,"t":"READY","d":{"session_id":"s","user":{}}}`)) != nil {
+			return
+		}
+		then(ctx, ws)
+	}))
 }

@@ -11,6 +11,7 @@
 package tunnel
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -55,7 +56,7 @@ func (t *Tunnel) Enable(on bool) { t.enabled.Store(on) }
 // answer is a request's result, or lost.
 type answer struct {
 	status int
-	body   json.RawMessage
+	body   json.RawMessage // valid JSON (decodeResult's); it may be a part of the reader's buffer
 	lost   bool
 }
 
@@ -88,7 +89,9 @@ func (t *Tunnel) take(nonce string) *Call {
 }
 
 // Answer delivers an SDKPP_REQUEST_RESULT dispatch to its call (on the calling goroutine: see
-// Call.Then); an unknown nonce (a call that gave up) is dropped.
+// Call.Then); an unknown nonce (a call that gave up) is dropped. data may be its reader's buffer:
+// the call decodes its body from data while Answer runs, and copies it only when Then has not
+// been called yet.
 func (t *Tunnel) Answer(data json.RawMessage) {
 	r, ok := decodeResult(data)
 	if !ok || r.Nonce == "" {
@@ -103,7 +106,7 @@ func (t *Tunnel) Answer(data json.RawMessage) {
 // where it fails): in one pass for the shape the service sends, where encoding/json scans it
 // twice. Anything else (a key it does not know as written, which encoding/json might match
 // case-insensitively, an escaped nonce, a status that is not a plain integer, invalid JSON) goes
-// to encoding/json.
+// to encoding/json. The body is valid JSON, and it may be a part of data.
 func decodeResult(data []byte) (gwire.RequestResult, bool) {
 	var r gwire.RequestResult
 	ok := jsonscan.Object(data, func(k, v []byte) bool {
@@ -115,7 +118,7 @@ func decodeResult(data []byte) (gwire.RequestResult, bool) {
 			n, err := strconv.Atoi(string(v))
 			r.Status, ok = n, err == nil
 		case "body":
-			r.Body, ok = append(json.RawMessage(nil), v...), true // data may be its reader's buffer
+			r.Body, ok = v, true
 		}
 		return ok
 	})
@@ -320,12 +323,14 @@ func (c *Call) Then(clk clock.Clock, out any, done func(error)) {
 // reports whether it was still waiting.
 func (c *Call) giveUp() bool { return c.t.take(c.nonce) != nil }
 
-// deliver hands the call's answer to Then's done, or keeps it for Then when Then has not been
-// called yet. Only the one who took the call (Tunnel.take) delivers it.
+// deliver hands the call's answer to Then's done, or keeps it (with a copy of its body, which
+// may be the reader's buffer) for Then when Then has not been called yet. Only the one who took
+// the call (Tunnel.take) delivers it.
 func (c *Call) deliver(a answer) {
 	c.mu.Lock()
 	then := c.then
 	if then == nil {
+		a.body = bytes.Clone(a.body)
 		c.got = &a
 	}
 	c.mu.Unlock()
@@ -344,7 +349,7 @@ func outcome(a answer, out any) error {
 	case out == nil || len(a.body) == 0 || string(a.body) == "null":
 		return nil
 	}
-	if err := decodeBody(a.body, out); err != nil {
+	if err := decodeValid(a.body, out); err != nil {
 		return &rest.Error{Status: a.status, Message: "malformed response: " + err.Error(), Body: string(a.body), Err: err}
 	}
 	return nil
@@ -355,8 +360,17 @@ func outcome(a answer, out any) error {
 // does): encoding/json would check body and hand it, without the white space around it, to
 // UnmarshalJSON.
 func decodeBody(body []byte, out any) error {
+	if !jsonscan.Valid(body) {
+		return json.Unmarshal(body, out) // and its errors
+	}
+	return decodeValid(body, out)
+}
+
+// decodeValid is decodeBody for a body known to be valid JSON, as an answer's is: the body is not
+// scanned again before out decodes it.
+func decodeValid(body []byte, out any) error {
 	u, ok := out.(json.Unmarshaler)
-	if !ok || reflect.ValueOf(out).Kind() != reflect.Pointer || isNilPointer(out) || !jsonscan.Valid(body) {
+	if !ok || reflect.ValueOf(out).Kind() != reflect.Pointer || isNilPointer(out) {
 		return json.Unmarshal(body, out) // and its errors
 	}
 	end := len(body)

@@ -1,0 +1,65 @@
+package tunnel
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"sdkpp/core/rest"
+	"sdkpp/internal/clock"
+	"sdkpp/wire"
+	gwire "sdkpp/wire/gateway"
+
+	"github.com/stretchr/testify/require"
+)
+
+// lastSender keeps the d of the last payload sent.
+type lastSender struct{ d []byte }
+
+func (s *lastSender) SendRaw(_ context.Context, _ int, d []byte) error {
+	s.d = append(s.d[:0], d...)
+	return nil
+}
+
+// BenchmarkSendAndAnswer measures a sender's work for one lobby message over the tunnel, without
+// the socket: the request encoded and registered (Send), its outcome awaited (Then), and its
+// answer, as the gateway client hands it (SDKPP_REQUEST_RESULT's data, in the reader's buffer),
+// matched and decoded into the message (Answer).
+func BenchmarkSendAndAnswer(b *testing.B) {
+	var t Tunnel
+	t.Enable(true)
+	gw := &lastSender{}
+	gn := "Player One"
+	msg := wire.LobbyMessage{ID: 1234567890123456789, Content: "fanout 12345", LobbyID: 1234567890123456788,
+		ChannelID: 1234567890123456788, Author: wire.User{ID: 1234567890123456787, Username: "bench-0", Discriminator: "0", GlobalName: &gn},
+		ApplicationID: 1234567890123456000, Timestamp: "2026-11-29T19:45:35.123456Z"}
+	body := msg.AppendJSON(nil)
+	var data []byte // the reader's buffer, reused
+	var out wire.LobbyMessage
+	failed := 0
+	done := func(err error) {
+		if err != nil {
+			failed++
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		req := rest.Request{Method: http.MethodPost, Path: "/lobbies/1234567890123456788/messages",
+			JSON: wire.LobbyMessageRequest{Content: "fanout " + strconv.Itoa(i), Nonce: NewNonce(), EnforceNonce: true}}
+		c := t.Send(context.Background(), gw, req)
+		c.Then(clock.Real{}, &out, done)
+		nonce := gw.d[len(`{"nonce":"`) : len(`{"nonce":"`)+20]
+		data = append(data[:0], `{"nonce":"`...)
+		data = append(data, nonce...)
+		data = append(data, `","status":200,"body":`...)
+		data = append(data, body...)
+		data = append(data, '}')
+		t.Answer(data)
+	}
+	require.Zero(b, failed)
+	require.Equal(b, msg.Content, out.Content)
+	var r gwire.RequestResult
+	require.NoError(b, json.Unmarshal(data, &r))
+}
