@@ -39,6 +39,17 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 	messages = max(messages/5, 1)
 	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, and (b), %d-member lobby, %d messages, %d in flight\n",
 		rounds, members, messages, window)
+	var trace string
+	if *clusterTrace { // the nodes inherit it
+		dir, err := os.MkdirTemp("", "sdkpp-bench-trace-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		trace = filepath.Join(dir, "sends")
+		os.Setenv("SDKPP_SEND_TRACE", trace)
+		defer os.Unsetenv("SDKPP_SEND_TRACE")
+	}
 	var single time.Duration
 	for i, c := range []struct {
 		name  string
@@ -66,6 +77,13 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", c.name, rate, base, rate/base)
 		fmt.Printf("        %s fan-out CPU per message of each node %v, PostgreSQL %v, NATS %v, this program (clients) %v; machine idle %.0f%%; write system calls per message of each node %v\n",
 			c.name, cpu.nodes, cpu.pg, cpu.nats, cpu.self, 100*cpu.idle, cpu.writes)
+		if trace != "" && c.pg { // the nodes have ended: their traces are written
+			sends, err := readSendTrace(trace, cpu.sender, cpu.messages)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			printSendTimeline(sends, cpu.took/time.Duration(max(cpu.messages, 1)))
+		}
 	}
 	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
 	return nil
@@ -80,6 +98,9 @@ type clusterCPU struct {
 	writes []float64
 	// idle is the share of the machine's CPU time left idle during the fan-out's turns.
 	idle float64
+	// sender is the sending node's pid; messages the fan-out's, sent in took (its turns).
+	sender, messages int
+	took             time.Duration
 }
 
 // clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
@@ -243,6 +264,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		baseTime += d
 	}
 	messages = per * fanTurns
+	cpu.sender, cpu.messages, cpu.took = send.cmd.Process.Pid, messages, ourTime
 	cpu.nodes = make([]time.Duration, len(nodesCPU))
 	for i := range nodesCPU {
 		cpu.nodes[i], cpu.self = nodesCPU[i].perMessage(messages)
