@@ -31,13 +31,10 @@ type clusterSend struct {
 	req messageRequest
 
 	// Set by the group's sender, read once done.
-	enc wire.Encoded
-	err error
-	tr  *sendtrace.Send // its timeline, with SDKPP_SEND_TRACE set
+	enc             wire.Encoded
+	err             error
+	*sendtrace.Send // its timeline, with SDKPP_SEND_TRACE set
 }
-
-// traced is c's timeline (sendtrace).
-func traced(c *clusterSend) *sendtrace.Send { return c.tr }
 
 // Key is the message's lobby: its group's (sendq.Keyed).
 func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
@@ -47,9 +44,8 @@ func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
 // the bus: its node publishes it, or, should the node die first, the next holder of its lobby's
 // order lock (or the relay job) does from the outbox.
 func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
-	c := &clusterSend{q: q, req: req, tr: sendtrace.Default.Send()}
+	c := &clusterSend{q: q, req: req, Send: sendtrace.Default.Send()}
 	s.sends.Send(c, s.sendGroups)
-	sendtrace.Default.Stamp(c.tr, sendtrace.Answered)
 	if c.err != nil {
 		return nil, nil, c.err
 	}
@@ -96,7 +92,6 @@ const maxEpochTries = 3
 // of the lobby. Call with s.order held.
 func (s *Service) sendLobby(group []*clusterSend) {
 	sq := &s.sends
-	sendtrace.Mark(sendtrace.Default, group, traced, sendtrace.Grouped)
 	// The groups' work outlives any one sender's request.
 	ctx := context.WithoutCancel(group[0].q.ctx)
 	id := group[0].q.lobbyID
@@ -110,13 +105,11 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		epoch    uint64
 		epochErr error
 		wg       sync.WaitGroup
+		held     order.Held
+		since    time.Time
+		kept     bool
 	)
 	read := s.mustRead(id)
-	var (
-		held  order.Held
-		since time.Time
-		kept  bool
-	)
 	if s.park != nil {
 		held, since, kept = s.park.Take(id)
 	}
@@ -135,7 +128,6 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		}
 	}
 	wg.Wait()
-	sendtrace.Mark(sendtrace.Default, group, traced, sendtrace.Locked)
 	park := s.park != nil
 	defer func() { // once the last group is published
 		if park {
@@ -145,14 +137,13 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		}
 	}()
 	for n := 1; group != nil; n++ {
-		sendtrace.Group(sendtrace.Default, group, traced, n, kept)
+		sendtrace.Group(sendtrace.Default, group, n, kept)
 		var next []*clusterSend
 		nextEpoch, nextErr, nextRead, taken := epoch, error(nil), false, false
 		take := func() { // answers, and the next group and its epoch, once this one is committed
 			// A committed message is the bus's: published now, or by the next holder of the lock
 			// (or the relay) if this node dies first. Its sender need not wait for the publish,
 			// and its next message can then join the next group while this one is published.
-			sendtrace.Mark(sendtrace.Default, group, traced, sendtrace.Committed)
 			sq.Finish(group)
 			if taken, next = true, sq.Take(id); n < maxGroupsPerHold && len(next) > 0 && s.mustRead(id) {
 				nextRead = true
@@ -168,7 +159,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if !taken {
 			take()
 		}
-		sendtrace.Mark(sendtrace.Default, group, traced, sendtrace.Published)
+		sendtrace.Mark(sendtrace.Default, group, sendtrace.Published)
 		wg.Wait()
 		if !published || n == maxGroupsPerHold {
 			sq.PutBack(next) // the next holder publishes first what this one could not
@@ -276,7 +267,7 @@ func (s *Service) tryGroup(ctx context.Context, st store.Store, group []*cluster
 			staged.EpochKey, staged.Epoch = changesKey, h.epoch
 		}
 	}
-	sendtrace.Mark(sendtrace.Default, group, traced, sendtrace.CommitStart)
+	sendtrace.Mark(sendtrace.Default, group, sendtrace.CommitStart)
 	if err := s.commitNow(st, h, staged, batch...); err != nil {
 		if errors.Is(err, store.ErrEpochMoved) {
 			return true, true

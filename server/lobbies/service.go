@@ -19,7 +19,6 @@ import (
 	"sdkpp/server/lobbies/internal/lockpark"
 	"sdkpp/server/lobbies/internal/noncemem"
 	"sdkpp/server/lobbies/internal/sendq"
-	"sdkpp/server/lobbies/internal/sendtrace"
 	"sdkpp/server/lobbies/internal/sharedread"
 	"sdkpp/server/order"
 	"sdkpp/server/scopes"
@@ -413,8 +412,7 @@ func (s *Service) Start() {
 // Close waits for a cluster's group send under way, then stops the goroutine Start started and
 // waits for it.
 func (s *Service) Close() {
-	s.sends.Wait()                // a cluster's group send under way, which may park its lock
-	_ = sendtrace.Default.Flush() // a debugging aid: nothing to do about a failure
+	s.sends.Wait() // a cluster's group send under way, which may park its lock
 	if s.cancel == nil {
 		return
 	}
