@@ -3,21 +3,32 @@ package main
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
+// clusterCases picks cases of (d) by their numbers (1 one node on SQLite, 2 one node on
+// PostgreSQL and NATS, 3 three nodes): "23" runs the last two; empty runs every one. A case's
+// latency is then put against the first one run.
+var clusterCases = flag.String("cluster-cases", "", "(d): run only these cases, by number (1: one node on SQLite, 2: one node on PostgreSQL + NATS, 3: three nodes), e.g. 23")
+
 // clusterMessaging measures (d): (a) with HTTP sends and (b), on one node on SQLite, one node on
 // PostgreSQL and NATS, and three nodes on them, the sender on the first node and the receivers
-// on the others; (b)'s anchor, Redis, takes turns with each, as in (b).
+// on the others; (b)'s anchor, Redis, takes turns with each, as in (b). Beside each fan-out it
+// prints where the CPU went per message (each node, PostgreSQL, NATS, the clients) and how much
+// of the machine was left idle: with the machine busy, the sends' waits are the other
+// processes' turns on the CPU.
 func clusterMessaging(rd *redisServer, rounds, members, messages, window int) error {
 	pg, err := startPostgres()
 	if err != nil {
@@ -28,21 +39,35 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 	messages = max(messages/5, 1)
 	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, and (b), %d-member lobby, %d messages, %d in flight\n",
 		rounds, members, messages, window)
+	var trace string
+	if *clusterTrace { // the nodes inherit it
+		dir, err := os.MkdirTemp("", "sdkpp-bench-trace-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		trace = filepath.Join(dir, "sends")
+		os.Setenv("SDKPP_SEND_TRACE", trace)
+		defer os.Unsetenv("SDKPP_SEND_TRACE")
+	}
 	var single time.Duration
-	for _, c := range []struct {
+	for i, c := range []struct {
 		name  string
 		nodes int
 		pg    bool
 	}{{"one node, SQLite                ", 1, false}, {"one node, PostgreSQL + NATS     ", 1, true},
 		{"three nodes, PostgreSQL + NATS  ", 3, true}} {
+		if *clusterCases != "" && !strings.Contains(*clusterCases, strconv.Itoa(i+1)) {
+			continue
+		}
 		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
 		line := fmt.Sprintf("  sdkpp %s latency p50 %8s  p99 %8s", c.name, p50, p99)
-		if single == 0 {
+		if i == 0 {
 			single = p50
-		} else {
+		} else if single != 0 {
 			line += fmt.Sprintf(" (%.2fx one node on SQLite)", ratio(p50, single))
 		}
 		fmt.Println(line)
@@ -50,17 +75,39 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 			continue
 		}
 		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", c.name, rate, base, rate/base)
-		fmt.Printf("        %s fan-out CPU per message of each node %v\n", c.name, cpu)
+		fmt.Printf("        %s fan-out CPU per message of each node %v, PostgreSQL %v, NATS %v, this program (clients) %v; machine idle %.0f%%; write system calls per message of each node %v\n",
+			c.name, cpu.nodes, cpu.pg, cpu.nats, cpu.self, 100*cpu.idle, cpu.writes)
+		if trace != "" && c.pg { // the nodes have ended: their traces are written
+			sends, err := readSendTrace(trace, cpu.sender, cpu.messages)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			printSendTimeline(sends, cpu.took/time.Duration(max(cpu.messages, 1)))
+		}
 	}
 	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
 	return nil
 }
 
+// clusterCPU is the CPU time used per message of a case's fan-out: by each node, by PostgreSQL
+// and NATS (0 without them) and by this program (its clients).
+type clusterCPU struct {
+	nodes          []time.Duration
+	pg, nats, self time.Duration
+	// writes are each node's write system calls per message.
+	writes []float64
+	// idle is the share of the machine's CPU time left idle during the fan-out's turns.
+	idle float64
+	// sender is the sending node's pid; messages the fan-out's, sent in took (its turns).
+	sender, messages int
+	took             time.Duration
+}
+
 // clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
 // onPG, else one on in-memory SQLite.
-// cpu is the CPU time each node used per message of the fan-out.
-func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, cpu []time.Duration, err error) {
+func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
 	var children []*child
+	var natsCPU cpuMeter // its server: the NATS child's pid, 0 without it
 	defer func() {
 		for _, c := range children {
 			c.Close()
@@ -69,29 +116,32 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	if !onPG {
 		c, err := startChild("sdkpp", 0)
 		if err != nil {
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
 		children = append(children, c)
 	} else {
 		db, err := pg.database()
 		if err != nil {
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
-		ns, err := startNATS()
+		// NATS runs in a process of its own, as it would beside the nodes, and as PostgreSQL
+		// and Redis do: inside this one, its goroutines would wait behind the clients'.
+		ns, err := startChild("nats", 0)
 		if err != nil {
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
 		defer func() { // after the nodes: a node stops within a moment only while its bus answers
 			for _, c := range children {
 				c.Close()
 			}
 			children = nil
-			ns.stop()
+			ns.Close()
 		}()
+		natsCPU.server = ns.cmd.Process.Pid
 		for i := range nodes { // one after the other: the first seeds the dev data
-			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: ns.url, ID: i + 1})
+			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: "nats://" + ns.Addr, ID: i + 1})
 			if err != nil {
-				return 0, 0, 0, 0, nil, err
+				return 0, 0, 0, 0, cpu, err
 			}
 			children = append(children, c)
 		}
@@ -107,19 +157,19 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	a := newAPI(send.Addr, window)
 	ps, err := a.players(send.BotToken, "d-", members)
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	pair, err := a.lobby("d-latency", ps[:2])
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	size, err := probeSize(a, recv[0], pair, ps[0], ps[1])
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	to, err := newReceiver(recv[0], ps[1])
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
 	var ds []time.Duration
@@ -127,7 +177,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		d, err := r(i)
 		if err != nil {
 			to.c.Close()
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
 		if i >= warmup {
 			ds = append(ds, d)
@@ -135,24 +185,24 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	}
 	to.c.Close()
 	if err := done(); err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	p50, p99 = percentiles(ds)
 	if latencyOnly { // -cluster-only -latency-only: builds compared in quick turns
-		return p50, p99, 0, 1, nil, nil
+		return p50, p99, 0, 1, cpu, nil
 	}
 	all, err := a.lobby("d-fanout", ps)
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	ours, err := newSpreadFanout(a, recv, all, ps)
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	defer ours.Close()
 	theirs, err := newRedisFanout(rd, members, size)
 	if err != nil {
-		return 0, 0, 0, 0, nil, err
+		return 0, 0, 0, 0, cpu, err
 	}
 	defer theirs.Close()
 	// The two take turns, a fifth of the messages each time, as in (b): on a shared machine a
@@ -163,33 +213,72 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	for i, c := range children {
 		nodesCPU[i].server = c.cmd.Process.Pid
 	}
+	var pgCPU time.Duration
+	var idle, total int64
 	for range fanTurns {
+		i0, a0 := machineIdle()
+		if natsCPU.server != 0 {
+			if err := natsCPU.start(); err != nil {
+				return 0, 0, 0, 0, cpu, err
+			}
+		}
+		if onPG {
+			d, err := pg.cpu()
+			if err != nil {
+				return 0, 0, 0, 0, cpu, err
+			}
+			pgCPU -= d
+		}
 		for i := range nodesCPU {
 			if err := nodesCPU[i].start(); err != nil {
-				return 0, 0, 0, 0, nil, err
+				return 0, 0, 0, 0, cpu, err
 			}
 		}
 		d, err := ours.turn(per, window)
 		if err != nil {
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
 		for i := range nodesCPU {
 			if err := nodesCPU[i].stop(); err != nil {
-				return 0, 0, 0, 0, nil, err
+				return 0, 0, 0, 0, cpu, err
 			}
 		}
 		ourTime += d
+		if natsCPU.server != 0 {
+			if err := natsCPU.stop(); err != nil {
+				return 0, 0, 0, 0, cpu, err
+			}
+		}
+		i1, a1 := machineIdle()
+		idle, total = idle+i1-i0, total+a1-a0
+		if onPG {
+			d, err := pg.cpu()
+			if err != nil {
+				return 0, 0, 0, 0, cpu, err
+			}
+			pgCPU += d
+		}
 		if d, err = theirs.turn(per, window); err != nil {
-			return 0, 0, 0, 0, nil, err
+			return 0, 0, 0, 0, cpu, err
 		}
 		baseTime += d
 	}
 	messages = per * fanTurns
-	cpu = make([]time.Duration, len(nodesCPU))
+	cpu.sender, cpu.messages, cpu.took = send.cmd.Process.Pid, messages, ourTime
+	cpu.nodes = make([]time.Duration, len(nodesCPU))
 	for i := range nodesCPU {
-		cpu[i], _ = nodesCPU[i].perMessage(messages)
-		cpu[i] = cpu[i].Round(100 * time.Nanosecond)
+		cpu.nodes[i], cpu.self = nodesCPU[i].perMessage(messages)
+		cpu.nodes[i] = cpu.nodes[i].Round(100 * time.Nanosecond)
+		_, w := nodesCPU[i].syscallsPerMessage(messages)
+		cpu.writes = append(cpu.writes, math.Round(w*10)/10)
 	}
+	cpu.self = cpu.self.Round(100 * time.Nanosecond)
+	if total > 0 {
+		cpu.idle = float64(idle) / float64(total)
+	}
+	cpu.pg = (pgCPU / time.Duration(messages)).Round(100 * time.Nanosecond)
+	cpu.nats, _ = natsCPU.perMessage(messages)
+	cpu.nats = cpu.nats.Round(100 * time.Nanosecond)
 	n := float64(messages * members)
 	return p50, p99, n / ourTime.Seconds(), n / baseTime.Seconds(), cpu, nil
 }
@@ -286,4 +375,76 @@ func (n *natsServer) stop() {
 	n.s.Shutdown()
 	n.s.WaitForShutdown()
 	os.RemoveAll(n.dir)
+}
+
+// cpu is the CPU time PostgreSQL's processes have used so far: its postmaster (the first line
+// of its data directory's postmaster.pid) and every process it started.
+func (p *postgres) cpu() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(p.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil {
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
+	}
+	total, err := procCPU(pid)
+	if err != nil {
+		return 0, err
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range procs {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil || procParent(child) != pid {
+			continue
+		}
+		if d, err := procCPU(child); err == nil { // a backend that ended meanwhile is left out
+			total += d
+		}
+	}
+	return total, nil
+}
+
+// procParent is a process's parent's pid, 0 when it cannot be read.
+func procParent(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	end := strings.LastIndexByte(string(b), ')')
+	if end < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+// machineIdle reads the machine's idle CPU time (idle and waiting for I/O) and its whole CPU
+// time so far, in clock ticks, from /proc/stat (zeros when it cannot be read).
+func machineIdle() (idle, all int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		all += n
+		if i == 3 || i == 4 { // idle, iowait
+			idle += n
+		}
+	}
+	return idle, all
 }

@@ -8,6 +8,7 @@ import (
 
 	gwire "sdkpp/wire/gateway"
 
+	"sdkpp/server/lobbies/internal/sendtrace"
 	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/wire"
@@ -30,8 +31,9 @@ type clusterSend struct {
 	req messageRequest
 
 	// Set by the group's sender, read once done.
-	enc wire.Encoded
-	err error
+	enc             wire.Encoded
+	err             error
+	*sendtrace.Send // its timeline, with SDKPP_SEND_TRACE set
 }
 
 // Key is the message's lobby: its group's (sendq.Keyed).
@@ -42,7 +44,7 @@ func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
 // the bus: its node publishes it, or, should the node die first, the next holder of its lobby's
 // order lock (or the relay job) does from the outbox.
 func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
-	c := &clusterSend{q: q, req: req}
+	c := &clusterSend{q: q, req: req, Send: sendtrace.Default.Send()}
 	s.sends.Send(c, s.sendGroups)
 	if c.err != nil {
 		return nil, nil, c.err
@@ -103,13 +105,11 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		epoch    uint64
 		epochErr error
 		wg       sync.WaitGroup
+		held     order.Held
+		since    time.Time
+		kept     bool
 	)
 	read := s.mustRead(id)
-	var (
-		held  order.Held
-		since time.Time
-		kept  bool
-	)
 	if s.park != nil {
 		held, since, kept = s.park.Take(id)
 	}
@@ -137,6 +137,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		}
 	}()
 	for n := 1; group != nil; n++ {
+		sendtrace.Group(sendtrace.Default, group, n, kept)
 		var next []*clusterSend
 		nextEpoch, nextErr, nextRead, taken := epoch, error(nil), false, false
 		take := func() { // answers, and the next group and its epoch, once this one is committed
@@ -158,6 +159,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if !taken {
 			take()
 		}
+		sendtrace.Mark(sendtrace.Default, group, sendtrace.Published)
 		wg.Wait()
 		if !published || n == maxGroupsPerHold {
 			sq.PutBack(next) // the next holder publishes first what this one could not
@@ -265,6 +267,7 @@ func (s *Service) tryGroup(ctx context.Context, st store.Store, group []*cluster
 			staged.EpochKey, staged.Epoch = changesKey, h.epoch
 		}
 	}
+	sendtrace.Mark(sendtrace.Default, group, sendtrace.CommitStart)
 	if err := s.commitNow(st, h, staged, batch...); err != nil {
 		if errors.Is(err, store.ErrEpochMoved) {
 			return true, true

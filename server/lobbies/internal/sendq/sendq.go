@@ -3,10 +3,16 @@
 // while no one else sends, and every caller waits for its own work only; a waiter then starts
 // the next. The sender may take
 // more of the queue, by key, while it sends (Take), and give back what it could not send
-// (PutBack). Package lobbies sends a cluster's lobby messages so.
+// (PutBack). Package lobbies sends a cluster's lobby messages so. Work that is
+// sendtrace.Traced is stamped in sendtrace.Default when it is taken into a group, Finished and
+// answered.
 package sendq
 
-import "sync"
+import (
+	"sync"
+
+	"sdkpp/server/lobbies/internal/sendtrace"
+)
 
 // Keyed is work of one key (a lobby): the sender takes the work of a key together.
 type Keyed interface {
@@ -36,6 +42,7 @@ func (q *Queue[T]) Send(v T, send func(group []T)) {
 	}
 	q.queue = append(q.queue, v)
 	q.waiting[v] = true
+	defer sendtrace.Default.Stamp(v, sendtrace.Answered)
 	for q.waiting[v] {
 		if q.sending {
 			q.changed.Wait()
@@ -43,6 +50,7 @@ func (q *Queue[T]) Send(v T, send func(group []T)) {
 		}
 		group := q.queue
 		q.queue, q.sending = nil, true
+		sendtrace.Mark(sendtrace.Default, group, sendtrace.Grouped)
 		go func() { // owned by the queue: it ends with the send; Wait waits for it
 			send(group)
 			q.mu.Lock()
@@ -69,6 +77,7 @@ func (q *Queue[T]) Finish(group []T) {
 	for _, v := range group {
 		delete(q.waiting, v)
 	}
+	sendtrace.Mark(sendtrace.Default, group, sendtrace.Committed)
 	q.changed.Broadcast()
 }
 
@@ -88,6 +97,7 @@ func (q *Queue[T]) Take(key uint64) []T {
 	}
 	clear(q.queue[len(rest):])
 	q.queue = rest
+	sendtrace.Mark(sendtrace.Default, took, sendtrace.Grouped)
 	return took
 }
 

@@ -1,6 +1,10 @@
 package sendq
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/lobbies/internal/sendtrace"
 )
 
 type work struct{ key, n uint64 }
@@ -107,4 +113,53 @@ func TestQueueAnswersTheStarterWithItsWork(t *testing.T) {
 		assert.EqualValues(t, 1, sends.Load())
 		assert.Empty(t, q.waiting)
 	})
+}
+
+// tracedWork is work with a send record (sendtrace.Traced).
+type tracedWork struct {
+	work
+	*sendtrace.Send
+}
+
+// Traced work is stamped Grouped when a send takes it (its group's or Take), Committed when it
+// is Finished and Answered when its Send returns: with its publish stamped by the sender, each
+// is written once, in the order it was answered.
+func TestQueueStampsTracedWork(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace")
+	was := sendtrace.Default
+	sendtrace.Default = sendtrace.New(path)
+	t.Cleanup(func() { sendtrace.Default = was })
+	var q Queue[*tracedWork]
+	a := &tracedWork{work{1, 1}, sendtrace.Default.Send()}
+	b := &tracedWork{work{1, 2}, sendtrace.Default.Send()}
+	inside, proceed := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		q.Send(a, func(g []*tracedWork) {
+			close(inside)
+			<-proceed // b arrives meanwhile
+			q.Finish(g)
+			sendtrace.Mark(sendtrace.Default, g, sendtrace.Published)
+			next := q.Take(1)
+			q.Finish(next)
+			sendtrace.Mark(sendtrace.Default, next, sendtrace.Published)
+		})
+	})
+	<-inside
+	wg.Go(func() { q.Send(b, func([]*tracedWork) { t.Error("b is taken by the send under way") }) })
+	require.Eventually(t, func() bool { q.mu.Lock(); defer q.mu.Unlock(); return len(q.queue) == 1 }, 10*time.Second, time.Millisecond)
+	close(proceed)
+	wg.Wait()
+	q.Wait()
+
+	raw, err := os.ReadFile(path + "." + strconv.Itoa(os.Getpid()))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	require.Len(t, lines, 3, "the header and a line per piece of work")
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		for _, st := range []sendtrace.Stamp{sendtrace.Accepted, sendtrace.Grouped, sendtrace.Committed, sendtrace.Published, sendtrace.Answered} {
+			assert.NotEqual(t, "0", f[st], "step %d of %q", st, line)
+		}
+	}
 }
