@@ -59,9 +59,10 @@ func (c *Client) Connect() {
 			return c.api.Do(ctx, rest.Request{Path: path}, out)
 		}
 		gw, err := gateway.Discover(ctx, get, gateway.Config{
-			Token:      c.auth.tokens.Get,
-			OnStatus:   c.onGatewayStatus,
-			OnDispatch: c.onGatewayDispatch,
+			Token:    c.auth.tokens.Get,
+			OnStatus: c.onGatewayStatus,
+			// Yield: a thread the dispatch's callbacks woke in WaitCallbacks runs before the reader reads on.
+			OnDispatch: func(event string, data json.RawMessage) { c.onDispatch(event, data); queue.Yield() },
 			Logf:       func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
 		})
 		if err != nil {
@@ -141,13 +142,6 @@ func init() {
 	route((*Client).onSocialDispatch, social.Events...)
 	route((*Client).onVoiceDispatch, gwire.EventVoiceStateUpdate, gwire.EventVoiceServerUpdate,
 		gwire.EventVoiceKeys, gwire.EventVoiceError)
-}
-
-// onGatewayDispatch is onDispatch on the gateway's reader, which then lets a thread waiting in
-// WaitCallbacks that the dispatch's callbacks woke run before it reads on.
-func (c *Client) onGatewayDispatch(event string, data json.RawMessage) {
-	c.onDispatch(event, data)
-	queue.Yield()
 }
 
 // onDispatch updates the cache from a gateway dispatch.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/core/callbacks"
 )
 
@@ -73,6 +75,7 @@ func benchDispatchToWaiting(b *testing.B, yield bool) {
 	consumed <- struct{}{} // the server's last wait
 	close(stop)
 	<-game
+	require.Len(b, took, n, "a latency for every message")
 	slices.Sort(took)
 	slices.Sort(woke)
 	b.ReportMetric(float64(took[len(took)/2]), "p50-ns")
