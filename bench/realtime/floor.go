@@ -21,6 +21,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the service's driver
+
+	"sdkpp/internal/jsonscan"
 )
 
 // The floor side of (b) (-floor): the least any service with sdkpp's guarantees for a lobby
@@ -35,11 +37,13 @@ import (
 //     SQLite database in WAL mode with synchronous=NORMAL, the store's settings, through the
 //     store's driver; the messages read in one go (those in flight) are committed in one
 //     transaction with one INSERT;
-//   - then the batch's dispatch frames go to every member in one write per connection, and the
-//     sender's answers (the message's id for its nonce) ride in the same write to the sender.
+//   - then the sender has its answers (the message's id for its nonce) in one write, and the
+//     batch's dispatch frames go to every member, with every other message committed while the
+//     previous fan-out was being written, in one write per connection (a fan-out goroutine).
 //
 // Its clients are the cheapest correct ones: bare WebSocket readers that check that each frame is
-// valid JSON carrying the next message in order, and a sender that writes as many new sends as
+// valid JSON (internal/jsonscan, sdkpp's gateway client's scanner) carrying the next message in
+// order, and a sender that writes as many new sends as
 // answers it read, in one write. So the floor is a lower bound on what sdkpp and its SDK clients
 // can cost for the same deliveries; sdkpp does more by design (routing, sessions and their
 // replay buffers, membership, rate limits, the enforced nonce, the SDK's decode and cache).
@@ -89,6 +93,12 @@ type floorServer struct {
 	conns   map[net.Conn]bool          // every connection, closed by close
 	wg      sync.WaitGroup             // the connections' handlers
 	lastID  uint64                     // used by the sender's loop only
+
+	// The fan-out: committed messages' dispatch frames wait in pending until the fan-out's
+	// goroutine takes them all and writes them to every member, one write each.
+	fanMu   sync.Mutex
+	pending []byte
+	fanWake chan struct{} // a value when pending has frames
 }
 
 // floorSchema is sdkpp's lobby_messages (server/store migrations 3 and 8) without its indexes.
@@ -126,13 +136,13 @@ func openFloorDB(dir string) (*sql.DB, error) {
 }
 
 // serveFloor runs the floor service on a loopback port, its database in dir, and returns its
-// address and its stop.
+// address and its stop (which may be called more than once).
 func serveFloor(dir string) (addr string, stop func(), err error) {
 	db, err := openFloorDB(dir)
 	if err != nil {
 		return "", nil, err
 	}
-	s := &floorServer{db: db, inserts: map[int]*sql.Stmt{}, conns: map[net.Conn]bool{}}
+	s := &floorServer{db: db, inserts: map[int]*sql.Stmt{}, conns: map[net.Conn]bool{}, fanWake: make(chan struct{}, 1)}
 	s.members.Store(new([]net.Conn))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -143,21 +153,30 @@ func serveFloor(dir string) (addr string, stop func(), err error) {
 	mux.HandleFunc(floorMemberPath, func(w http.ResponseWriter, r *http.Request) { s.accept(w, r, false) })
 	mux.HandleFunc(floorSendPath, func(w http.ResponseWriter, r *http.Request) { s.accept(w, r, true) })
 	hs := &http.Server{Handler: mux}
-	served := make(chan struct{})
+	served, fanned, quit := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() { // owned by stop, which waits for it
 		defer close(served)
 		hs.Serve(ln)
 	}()
+	go func() { // owned by stop, which waits for it
+		defer close(fanned)
+		s.fanOut(quit)
+	}()
+	var once sync.Once
 	return ln.Addr().String(), func() {
-		hs.Close()
-		<-served
-		s.mu.Lock()
-		for c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-		db.Close()
+		once.Do(func() {
+			hs.Close()
+			<-served
+			close(quit)
+			<-fanned
+			s.mu.Lock()
+			for c := range s.conns {
+				c.Close()
+			}
+			s.mu.Unlock()
+			s.wg.Wait()
+			db.Close()
+		})
 	}, nil
 }
 
@@ -206,12 +225,14 @@ func (s *floorServer) leave(c net.Conn) {
 	s.members.Store(&ms)
 }
 
-// floorMaxBatch bounds the messages committed together.
+// floorMaxBatch bounds the messages committed together (the sends in flight, 8 in (b)).
 const floorMaxBatch = 64
 
 // serveSender reads the sender's frames: every frame already read from the socket (the sends in
-// flight) makes one batch, committed in one transaction, then written to every member in one write
-// each, the answers with it to the sender.
+// flight) makes one batch, committed in one transaction; then the batch's dispatches are handed
+// to the fan-out (fanOut) and its answers written to the sender in one write. The answers do not
+// wait for the fan-out, so that while it writes, the next sends are committed and its next
+// writes carry every message committed meanwhile.
 func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 	var in, out, scratch []byte
 	var batch []floorMessage
@@ -224,7 +245,7 @@ func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 				return err
 			}
 			var req floorSend
-			if err := json.Unmarshal(in, &req); err != nil {
+			if err := decodeSend(in, &req); err != nil {
 				return fmt.Errorf("a send: %w", err)
 			}
 			s.lastID = max(s.lastID+1, uint64(time.Now().UnixMilli())<<22)
@@ -242,7 +263,14 @@ func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 			}
 			out = appendFrame(out, scratch, false, [4]byte{})
 		}
-		dispatches := len(out)
+		s.fanMu.Lock()
+		s.pending = append(s.pending, out...)
+		s.fanMu.Unlock()
+		select {
+		case s.fanWake <- struct{}{}:
+		default: // already woken
+		}
+		out = out[:0]
 		for _, m := range batch {
 			a, err := json.Marshal(floorAnswer{Op: 101, Nonce: m.nonce, ID: m.ID})
 			if err != nil {
@@ -250,16 +278,50 @@ func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 			}
 			out = appendFrame(out, a, false, [4]byte{})
 		}
-		for _, m := range *s.members.Load() {
-			b := out[:dispatches]
-			if m == c {
-				b = out
-			}
-			if _, err := m.Write(b); err != nil && m == c {
-				return err
-			} // a member that went away leaves by its own handler
+		if _, err := c.Write(out); err != nil {
+			return err
 		}
 	}
+}
+
+// fanOut writes the committed messages' dispatches to every member until quit is closed: each
+// time it takes every frame pending and writes them to each member in one write.
+func (s *floorServer) fanOut(quit <-chan struct{}) {
+	var frames []byte
+	for {
+		select {
+		case <-s.fanWake:
+		case <-quit:
+			return
+		}
+		s.fanMu.Lock()
+		frames, s.pending = s.pending, frames[:0]
+		s.fanMu.Unlock()
+		for _, m := range *s.members.Load() {
+			m.Write(frames) // a member that went away leaves by its own handler
+		}
+	}
+}
+
+// decodeSend decodes a send's frame into req: in one pass (jsonscan, as sdkpp's service and
+// clients read their hot paths) when its strings are plain, else with encoding/json.
+func decodeSend(b []byte, req *floorSend) error {
+	if jsonscan.Object(b, func(key, v []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "nonce":
+			req.Nonce, ok = jsonscan.Plain(v)
+		case "content":
+			req.Content, ok = jsonscan.Plain(v)
+		default:
+			return true
+		}
+		return ok
+	}) {
+		return nil
+	}
+	*req = floorSend{}
+	return json.Unmarshal(b, req)
 }
 
 // appendDispatch appends m's dispatch payload to b.
@@ -391,7 +453,7 @@ func (f *floorFanout) read(c net.Conn, rd *bufio.Reader, sender bool) error {
 			}
 			next++
 			f.got.add()
-		case sender && bytes.HasPrefix(buf, floorAnswerPrefix) && json.Valid(buf):
+		case sender && bytes.HasPrefix(buf, floorAnswerPrefix) && jsonscan.Valid(buf):
 			j := f.job.Load()
 			j.acked++
 			if j.sent < j.messages {
@@ -416,7 +478,7 @@ func (f *floorFanout) read(c net.Conn, rd *bufio.Reader, sender bool) error {
 
 // isFloorMessage reports whether p is a dispatch of valid JSON whose message is message n.
 func isFloorMessage(p []byte, n int) bool {
-	if !json.Valid(p) {
+	if !jsonscan.Valid(p) {
 		return false
 	}
 	var want [48]byte

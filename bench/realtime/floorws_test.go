@@ -94,3 +94,26 @@ func TestFloorFanout(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT content FROM lobby_messages ORDER BY id DESC LIMIT 1`).Scan(&last))
 	assert.True(t, strings.HasPrefix(last, "fanout 74 "), last)
 }
+
+func TestDecodeSend(t *testing.T) {
+	for _, tc := range []struct {
+		name, frame string
+		want        floorSend
+		err         bool
+	}{
+		{"plain", `{"nonce":"7","content":"fanout 7   "}`, floorSend{Nonce: "7", Content: "fanout 7   "}, false},
+		{"other keys", `{"x":[1,{"y":2}],"content":"c","nonce":"n"}`, floorSend{Nonce: "n", Content: "c"}, false},
+		{"escaped", `{"nonce":"7","content":"a\"b\u00e9"}`, floorSend{Nonce: "7", Content: "a\"b\u00e9"}, false},
+		{"invalid", `{"nonce":"7",`, floorSend{}, true},
+		{"not a string", `{"nonce":7}`, floorSend{}, true},
+	} {
+		var got floorSend
+		err := decodeSend([]byte(tc.frame), &got)
+		if tc.err {
+			assert.Error(t, err, tc.name)
+			continue
+		}
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}
