@@ -18,7 +18,10 @@
 //     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
 //     sessions (the send path of the figures before op 100 took lobby messages). The three take
-//     turns, a fifth of the messages each time.
+//     turns, a fifth of the messages each time. With -floor, a fourth side takes its turns: the
+//     floor (floor.go), the least any service with sdkpp's guarantees must do for the same
+//     deliveries (a durable SQLite commit per batch of sends in flight, one write per member per
+//     batch) with the cheapest correct clients, a lower bound on what sdkpp can cost.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again.
