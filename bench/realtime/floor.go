@@ -167,13 +167,13 @@ func serveFloor(dir string) (addr string, stop func(), err error) {
 		once.Do(func() {
 			hs.Close()
 			<-served
-			close(quit)
-			<-fanned
-			s.mu.Lock()
+			s.mu.Lock() // closed first, so that no write of the fan-out's blocks
 			for c := range s.conns {
 				c.Close()
 			}
 			s.mu.Unlock()
+			close(quit)
+			<-fanned
 			s.wg.Wait()
 			db.Close()
 		})
