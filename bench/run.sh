@@ -54,8 +54,8 @@ echo
 echo "== realtime: lobby messages and idle gateway connections, against Redis and a bare WebSocket server =="
 go build -o "$out/realtime" ./bench/realtime
 "$out/realtime" -store sqlite
-echo "-- a 10-member lobby (the size of most game lobbies), SQLite:"
-"$out/realtime" -store sqlite -members 10 -idle 0 -rounds 100
+echo "-- a 10-member lobby (the size of most game lobbies), SQLite, with the floor (what the required parts alone cost):"
+"$out/realtime" -store sqlite -members 10 -idle 0 -rounds 100 -floor
 echo "-- PostgreSQL (the idle connections do not depend on the store):"
 build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES" -idle 0 && "$0" -store "$SDKPP_TEST_POSTGRES" -members 10 -idle 0 -rounds 100' "$out/realtime"
 echo "-- idle gateway connections across three nodes on PostgreSQL + NATS, 15,000 identified sessions each"

@@ -18,7 +18,10 @@
 //     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
 //     sessions (the send path of the figures before op 100 took lobby messages). The three take
-//     turns, a fifth of the messages each time.
+//     turns, a fifth of the messages each time. With -floor, a fourth side takes its turns: the
+//     floor (floor.go), the least any service with sdkpp's guarantees must do for the same
+//     deliveries (a durable SQLite commit per batch of sends in flight, one write per member per
+//     batch) with the cheapest correct clients, a lower bound on what sdkpp can cost.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again.
@@ -67,6 +70,7 @@ func main() {
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time (with -cluster-only: only (d)'s latency)")
+	flag.BoolVar(&floorSide, "floor", false, "(b): add the floor side (floor.go), the least any service with sdkpp's guarantees must do, taking turns with the others")
 	flag.BoolVar(&fanoutOnly, "fanout-only", false, "measure only (b) over op 100 against Redis, without its HTTP side (for comparing builds and profiling the service's send path)")
 	var node nodeConfig
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
@@ -130,6 +134,9 @@ var exit int
 
 // latencyOnly: measure (a) only (-latency-only), for comparing builds in quick turns.
 var latencyOnly bool
+
+// floorSide: (b) has the floor side too (-floor, floor.go).
+var floorSide bool
 
 // fanoutOnly: measure (b) only, over op 100 and against Redis (-fanout-only), for comparing builds
 // and profiling the service's send path without the other figures' work in the profile.
@@ -259,21 +266,43 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		return err
 	}
 	defer baseFan.Close()
+	// The floor (-floor): what the required parts alone cost, in its own child process.
+	var floorFan *floorFanout
+	var floorTime time.Duration
+	var floorCPU *cpuMeter
+	if floorSide {
+		fl, err := startChild("floor", 0)
+		if err != nil {
+			return err
+		}
+		defer fl.Close()
+		if floorFan, err = newFloorFanout(fl.Addr, members, size); err != nil {
+			return err
+		}
+		defer floorFan.Close()
+		floorCPU = &cpuMeter{server: fl.cmd.Process.Pid}
+	}
 	per := max(messages/fanTurns, 1)
 	var ourTime, httpTime, baseTime time.Duration
 	// The CPU each side's server and this program's clients use, per message: on a shared machine
 	// the figure is bounded by it, and it shows which side of the loopback spends it.
 	ourCPU, httpCPU := &cpuMeter{server: svc.cmd.Process.Pid}, &cpuMeter{server: svc.cmd.Process.Pid}
 	baseCPU := &cpuMeter{server: rd.cmd.Process.Pid}
+	type side struct {
+		f     fanout
+		total *time.Duration
+		cpu   *cpuMeter
+	}
+	sides := []side{{ourFan, &ourTime, ourCPU}}
+	if !fanoutOnly {
+		sides = append(sides, side{httpSender{ourFan}, &httpTime, httpCPU})
+	}
+	sides = append(sides, side{baseFan, &baseTime, baseCPU})
+	if floorFan != nil {
+		sides = append(sides, side{floorFan, &floorTime, floorCPU})
+	}
 	for t := 0; t < fanTurns; t++ {
-		for _, side := range []struct {
-			f     fanout
-			total *time.Duration
-			cpu   *cpuMeter
-		}{{ourFan, &ourTime, ourCPU}, {httpSender{ourFan}, &httpTime, httpCPU}, {baseFan, &baseTime, baseCPU}} {
-			if fanoutOnly && side.total == &httpTime {
-				continue
-			}
+		for _, side := range sides {
 			if err := side.cpu.start(); err != nil {
 				return err
 			}
@@ -294,7 +323,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	ourServer, ourClients := ourCPU.perMessage(messages)
 	httpServer, httpClients := httpCPU.perMessage(messages)
 	baseServer, baseClients := baseCPU.perMessage(messages)
-	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the three in %d turns\n", members, messages, window, fanTurns)
+	fmt.Printf("(b) Fan-out: one sender, %d-member lobby, %d messages, %d sends in flight, the %d sides in %d turns\n", members, messages, window, len(sides), fanTurns)
 	fmt.Printf("  anchor: Redis pub/sub, %d subscribers, pipelined PUBLISH                  %10.0f deliveries/s\n", members, baseRate)
 	fmt.Printf("  sdkpp: SendLobbyMessage over the sender's gateway (op 100) -> %d gateway sessions -> SDK gateway clients  %10.0f deliveries/s  ratio %.2fx (target >= 0.5x)\n",
 		members, ourRate, ourRate/baseRate)
@@ -308,6 +337,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	br, bw := baseCPU.syscallsPerMessage(messages)
 	or, ow := ourCPU.syscallsPerMessage(messages)
 	fmt.Printf("  the server's system calls per message, reads / writes: redis-server %.1f / %.1f; sdkpp service %.1f / %.1f (SQLite's included)\n", br, bw, or, ow)
+	if floorFan != nil {
+		floorRate := float64(messages*members) / floorTime.Seconds()
+		fs, fc := floorCPU.perMessage(messages)
+		fr, fw := floorCPU.syscallsPerMessage(messages)
+		fmt.Printf("  floor: the required parts alone (one SQLite commit per batch in flight, one write per member per batch; bare clients; %d-byte data): %10.0f deliveries/s  ratio %.2fx of Redis, sdkpp/floor %.2fx\n",
+			size, floorRate, floorRate/baseRate, ourRate/floorRate)
+		fmt.Printf("    CPU per message: floor service %s, its clients %s; system calls per message, reads / writes: %.1f / %.1f (a lower bound on sdkpp's)\n",
+			r(fs), r(fc), fr, fw)
+	}
 	return nil
 }
 

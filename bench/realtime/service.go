@@ -43,7 +43,7 @@ type memReport struct {
 	GoMem int64 `json:"go_mem"` // heap in use plus goroutine stacks
 }
 
-// serveChild runs the service kind ("sdkpp", "bare" or "nats") until standard input closes; with a
+// serveChild runs the service kind ("sdkpp", "bare", "nats" or "floor", floor.go) until standard input closes; with a
 // profile path it writes a CPU profile of that whole time there (and its allocations beside it,
 // see profileSelf). node.Store is sdkpp's store:
 // memory, sqlite (a fresh data directory) or a database URL.
@@ -92,6 +92,17 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 		}
 		stop = ns.stop
 		hello = childHello{Addr: strings.TrimPrefix(ns.url, "nats://")}
+	case "floor":
+		dir, err := os.MkdirTemp("", "sdkpp-bench-floor-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		addr, stopFloor, err := serveFloor(dir)
+		if err != nil {
+			return err
+		}
+		stop, hello = stopFloor, childHello{Addr: addr}
 	case "bare":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
