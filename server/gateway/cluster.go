@@ -142,7 +142,7 @@ func (h *Hub) BusSeq() uint64 {
 // dropped.
 func (h *Hub) Deliver(seq uint64, msg []byte) {
 	var e busmsg.Envelope
-	if err := json.Unmarshal(msg, &e); err != nil {
+	if err := busmsg.Decode(msg, &e); err != nil {
 		h.log.Error("gateway: malformed message from the bus", "seq", seq, "err", err)
 		return
 	}
@@ -417,7 +417,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
 		err = h.cfg.Replay(ctx, from, upto, func(m uint64, msg []byte) {
 			var e busmsg.Envelope
-			if json.Unmarshal(msg, &e) != nil {
+			if busmsg.Decode(msg, &e) != nil {
 				return
 			}
 			ds := e.Dispatches()

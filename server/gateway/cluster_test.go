@@ -363,7 +363,7 @@ func (b *memBus) dispatches(t *testing.T, event string) int {
 	n := 0
 	for _, m := range b.log {
 		var e busmsg.Envelope
-		require.NoError(t, json.Unmarshal(m, &e))
+		require.NoError(t, busmsg.Decode(m, &e))
 		for _, d := range e.Dispatches() {
 			if d.Event == event {
 				n++
