@@ -1,6 +1,7 @@
 package busmsg
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +94,8 @@ func decodeEnvelope(msg []byte, e *Envelope) bool {
 			e.Sent, ok = intValue(v)
 		case "g":
 			bit = keyG
-			e.Group = []Dispatch{} // empty, not nil, as encoding/json reads []
+			// Room for each "e" (at most MaxGroup); empty, not nil, as encoding/json reads [].
+			e.Group = make([]Dispatch, 0, min(bytes.Count(v, []byte(`"e"`)), MaxGroup))
 			ok = elements(v, func(d []byte) bool {
 				e.Group = append(e.Group, Dispatch{})
 				return decodeDispatch(d, &e.Group[len(e.Group)-1])
@@ -102,7 +104,7 @@ func decodeEnvelope(msg []byte, e *Envelope) bool {
 			bit = keyUT
 			e.Lists = []Users{}
 			ok = elements(v, func(l []byte) bool {
-				ids, ok := plainIDs(l, nil)
+				ids, ok := plainIDs(l, idsFor(l))
 				e.Lists = append(e.Lists, ids)
 				return ok
 			})
@@ -137,7 +139,7 @@ func dispatchField(k, v []byte, d *Dispatch) (uint32, bool) {
 	var ok bool
 	switch string(k) {
 	case "u":
-		d.Users, ok = plainIDs(v, nil)
+		d.Users, ok = plainIDs(v, idsFor(v))
 		return keyU, ok
 	case "ul":
 		var n int64
@@ -169,6 +171,9 @@ func dispatchField(k, v []byte, d *Dispatch) (uint32, bool) {
 	}
 	return 0, false
 }
+
+// idsFor is room for the ids of v, a JSON array of them (one more than its commas).
+func idsFor(v []byte) []uint64 { return make([]uint64, 0, bytes.Count(v, []byte{','})+1) }
 
 // elements calls fn with each element of the JSON array v (valid JSON, as jsonscan.Object
 // gives it), in order; false when v is not an array or fn returned false.
