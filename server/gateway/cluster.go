@@ -139,7 +139,7 @@ func (h *Hub) BusSeq() uint64 {
 // Deliver takes a message read from the bus, whose sequence number is seq: it pushes a dispatch
 // to this node's sessions, or notes another node's sessions. The bus calls it one message after
 // the other in its order; a message at or below the last one delivered is a duplicate and is
-// dropped.
+// dropped. The sessions keep parts of msg (dispatches' data), which must not change after.
 func (h *Hub) Deliver(seq uint64, msg []byte) {
 	var e busmsg.Envelope
 	if err := busmsg.Decode(msg, &e); err != nil {
