@@ -4,7 +4,8 @@
 // node's start, of a node found down (DownNote), a request to end sessions (EndNote), or
 // another part's shared state. The JSON field names are fixed, so that nodes of different
 // versions read each other's messages, but for groups: nodes older than TypeGroup do not read
-// them, and a cluster moves to it all at once.
+// them, nor those older than a group's table of user lists (Lists) its users, and a cluster
+// moves to each all at once; Decode reads every earlier form (an upgrade, the outbox's rows).
 package busmsg
 
 import (
