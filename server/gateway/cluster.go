@@ -139,10 +139,10 @@ func (h *Hub) BusSeq() uint64 {
 // Deliver takes a message read from the bus, whose sequence number is seq: it pushes a dispatch
 // to this node's sessions, or notes another node's sessions. The bus calls it one message after
 // the other in its order; a message at or below the last one delivered is a duplicate and is
-// dropped.
+// dropped. The sessions keep parts of msg (dispatches' data), which must not change after.
 func (h *Hub) Deliver(seq uint64, msg []byte) {
 	var e busmsg.Envelope
-	if err := json.Unmarshal(msg, &e); err != nil {
+	if err := busmsg.Decode(msg, &e); err != nil {
 		h.log.Error("gateway: malformed message from the bus", "seq", seq, "err", err)
 		return
 	}
@@ -417,7 +417,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 		ctx, cancel := context.WithTimeout(h.ctx, publishTimeout)
 		err = h.cfg.Replay(ctx, from, upto, func(m uint64, msg []byte) {
 			var e busmsg.Envelope
-			if json.Unmarshal(msg, &e) != nil {
+			if busmsg.Decode(msg, &e) != nil {
 				return
 			}
 			ds := e.Dispatches()

@@ -363,7 +363,7 @@ func (b *memBus) dispatches(t *testing.T, event string) int {
 	n := 0
 	for _, m := range b.log {
 		var e busmsg.Envelope
-		require.NoError(t, json.Unmarshal(m, &e))
+		require.NoError(t, busmsg.Decode(m, &e))
 		for _, d := range e.Dispatches() {
 			if d.Event == event {
 				n++
@@ -514,6 +514,43 @@ func TestStagedPartlyTakenKeepsOrder(t *testing.T) {
 	}
 	player.heartbeat()
 	assert.Equal(t, 3, bus.dispatches(t, "MESSAGE"))
+}
+
+// An outbox row that a node of the previous build staged, a group whose dispatches carry their
+// users inline (no table of user lists), is relayed and delivered as it was staged, and
+// replayed from the bus to a session resumed on another node (an upgrade).
+func TestPreviousBuildsGroupRelayedAndReplayed(t *testing.T) {
+	bus := newMemBus(t)
+	box := &memOutbox{}
+	a := newEnv(t, func(c *Config) { c.Bus, c.Node, c.Replay, c.Outbox = bus, 1, bus.Read, box })
+	bus.subscribe(a.hub)
+	b := bus.node(t, 2)
+	c := a.dial()
+	r := c.identifyOnBus("user-7")
+	waitFor(t, "B to know the session", func() bool { return b.hub.Online(7) })
+	var group []busmsg.Dispatch
+	for n := 1; n <= 2; n++ {
+		group = append(group, busmsg.Dispatch{Users: busmsg.Users{7, 8}, App: testApp, Event: "MESSAGE",
+			Data: json.RawMessage(`{"n":` + strconv.Itoa(n) + `}`)})
+	}
+	old, err := json.Marshal(busmsg.Envelope{Type: busmsg.TypeGroup, Group: group})
+	require.NoError(t, err)
+	require.NotContains(t, string(old), `"ut"`, "the previous build's form")
+	require.True(t, b.hub.Relay(box.stageAll(t, "lobby:1", [][]byte{old})))
+	var seqs []int64
+	for n := 1; n <= 2; n++ {
+		p := c.expectOp(gwire.OpDispatch)
+		assert.JSONEq(t, `{"n":`+strconv.Itoa(n)+`}`, string(p.D), "relayed, in order")
+		seqs = append(seqs, *p.S)
+	}
+	c.drop()
+	waitFor(t, "A to let the connection go", func() bool { return a.hub.Sessions(7) == 0 })
+	d := b.dial()
+	d.resume("user-7", r.SessionID, seqs[0])
+	p := d.expectOp(gwire.OpDispatch)
+	assert.JSONEq(t, `{"n":2}`, string(p.D), "replayed from the bus")
+	assert.Equal(t, seqs[1], *p.S)
+	assert.Equal(t, gwire.EventResumed, deref(d.expectOp(gwire.OpDispatch).T))
 }
 
 // A group crosses the bus as one message: its dispatches are numbered up to the message's

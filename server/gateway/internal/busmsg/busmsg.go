@@ -4,7 +4,8 @@
 // node's start, of a node found down (DownNote), a request to end sessions (EndNote), or
 // another part's shared state. The JSON field names are fixed, so that nodes of different
 // versions read each other's messages, but for groups: nodes older than TypeGroup do not read
-// them, and a cluster moves to it all at once.
+// them, nor those older than a group's table of user lists (Lists) its users, and a cluster
+// moves to each all at once; Decode reads every earlier form (an upgrade, the outbox's rows).
 package busmsg
 
 import (
@@ -12,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,13 +80,20 @@ type Envelope struct {
 	// Sent is when the publishing node sent it (Unix nanoseconds by its clock), for the bus's lag.
 	Sent int64 `json:"p,omitempty"`
 
+	// Lists is a group's table of user lists, which its dispatches name by number (List), so
+	// that a lobby's members, the users of each of its dispatches, cross the bus once per
+	// message. Decode resolves them, and leaves it nil.
+	Lists []Users    `json:"ut,omitempty"`
 	Group []Dispatch `json:"g,omitempty"`
 	Dispatch
 }
 
 // Dispatch is an event for users' sessions, with the filter that picks the sessions that get it.
 type Dispatch struct {
-	Users  Users           `json:"u,omitempty"`
+	Users Users `json:"u,omitempty"`
+	// List, on the bus, numbers from 1 the list of the Envelope's table (Lists) that holds
+	// Users, instead of Users; 0 when Users are inline. Decode resolves it, and leaves it 0.
+	List   int             `json:"ul,omitempty"`
 	Kind   FilterKind      `json:"k,omitempty"`
 	App    uint64          `json:"a,omitempty"`
 	Intent uint64          `json:"i,omitempty"`
@@ -268,53 +277,113 @@ const (
 
 // Encode encodes dispatches sent at sent (Unix nanoseconds) as few bus messages as the bounds
 // allow (MaxGroup, MaxGroupBytes), in their order: a dispatch alone as a TypeDispatch Envelope,
-// several as a TypeGroup one. A dispatch that cannot be encoded is left out, and the first such
-// error returned beside the messages of the others.
+// several as a TypeGroup one, whose table (Lists) holds each user list once however many of its
+// dispatches have it, and which only Decode reads whole (nodes of builds before the table read
+// its dispatches without users: a cluster moves to it all at once). It writes what
+// json.Marshal writes of that Envelope, without reflection. A dispatch that cannot be encoded
+// is left out, and the first such error returned beside the messages of the others.
 func Encode(ds []Dispatch, sent int64) ([][]byte, error) {
 	var (
 		msgs  [][]byte
-		group [][]byte
-		size  int
 		first error
+		g     grouper
 	)
-	flush := func() {
-		if len(group) == 0 {
-			return
-		}
-		b := []byte(`{`)
-		if len(group) > 1 {
-			b = append(b, `"t":"g",`...)
-		}
-		if sent != 0 {
-			b = append(strconv.AppendInt(append(b, `"p":`...), sent, 10), ',')
-		}
-		if len(group) == 1 {
-			msgs = append(msgs, append(b, group[0][1:]...)) // the Envelope's own fields
-		} else {
-			b = append(b, `"g":[`...)
-			for i, d := range group {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, d...)
-			}
-			msgs = append(msgs, append(b, `],"e":""}`...))
-		}
-		group, size = nil, 0
-	}
 	for i := range ds {
-		b, err := json.Marshal(&ds[i])
+		d := &ds[i]
+		rest, err := appendDispatch(make([]byte, 0, len(d.Data)+len(d.Event)+len(d.To)+80), d)
 		if err != nil {
-			first = cmp.Or(first, fmt.Errorf("busmsg: dispatch %s: %w", ds[i].Event, err))
+			first = cmp.Or(first, fmt.Errorf("busmsg: dispatch %s: %w", d.Event, err))
 			continue
 		}
-		if len(group) == MaxGroup || (len(group) > 0 && size+len(b) > MaxGroupBytes) {
-			flush()
+		list, size := g.find(d.Users), len(rest)+len(`{"ul":1000,`)
+		if list < 0 && len(d.Users) > 0 {
+			size += 21 * len(d.Users)
 		}
-		group, size = append(group, b), size+len(b)
+		if len(g.ds) == MaxGroup || (len(g.ds) > 0 && g.size+size > MaxGroupBytes) {
+			msgs, g = append(msgs, g.encode(sent)), grouper{}
+			list = -1
+		}
+		if list < 0 && len(d.Users) > 0 {
+			g.lists = append(g.lists, d.Users)
+			list = len(g.lists) - 1
+		}
+		g.ds, g.rests, g.at = append(g.ds, d), append(g.rests, rest), append(g.at, list)
+		g.size += size
 	}
-	flush()
+	if len(g.ds) > 0 {
+		msgs = append(msgs, g.encode(sent))
+	}
 	return msgs, first
+}
+
+// grouper gathers the dispatches of one bus message for Encode.
+type grouper struct {
+	ds    []*Dispatch
+	rests [][]byte // each dispatch's members after its users (appendDispatch)
+	at    []int    // each dispatch's list in lists, or -1 (no users)
+	lists []Users
+	size  int // about the bytes of the message
+}
+
+// find returns the number in g.lists of users, or -1.
+func (g *grouper) find(users Users) int {
+	if len(users) == 0 {
+		return -1
+	}
+	for i, l := range g.lists {
+		if len(l) == len(users) && (&l[0] == &users[0] || slices.Equal(l, users)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// encode is the bus message of g's dispatches.
+func (g *grouper) encode(sent int64) []byte {
+	b := make([]byte, 0, g.size+64)
+	b = append(b, '{')
+	if len(g.ds) > 1 {
+		b = append(b, `"t":"g",`...)
+	}
+	if sent != 0 {
+		b = append(strconv.AppendInt(append(b, `"p":`...), sent, 10), ',')
+	}
+	if len(g.ds) == 1 { // the Envelope's own fields
+		return appendUsers(b, g.ds[0].Users, 0, g.rests[0])
+	}
+	if len(g.lists) > 0 {
+		b = append(b, `"ut":[`...)
+		for i, l := range g.lists {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendIDs(b, l)
+		}
+		b = append(b, "],"...)
+	}
+	b = append(b, `"g":[`...)
+	for i := range g.ds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendUsers(append(b, '{'), nil, g.at[i]+1, g.rests[i])
+	}
+	return append(b, `],"e":""}`...)
+}
+
+// appendUsers appends a dispatch's users, inline or as the number of a list (0: none), and
+// then rest, its other members and its closing brace (appendDispatch), without rest's
+// leading comma when it comes first.
+func appendUsers(b []byte, users Users, list int, rest []byte) []byte {
+	switch {
+	case list > 0:
+		b = strconv.AppendInt(append(b, `"ul":`...), int64(list), 10)
+	case len(users) > 0:
+		b = appendIDs(append(b, `"u":`...), users)
+	default:
+		return append(b, rest[1:]...)
+	}
+	return append(b, rest...)
 }
 
 // Of is the Dispatch of d, a change's dispatch staged in the outbox, whose data encodes as data:

@@ -52,10 +52,12 @@ func TestEncoding(t *testing.T) {
 			b, err := json.Marshal(tt.e)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, string(b))
-			var back Envelope
+			var back, fast Envelope
 			require.NoError(t, json.Unmarshal(b, &back))
 			assert.Equal(t, tt.e, back, "decodes to what was sent")
 			assert.Equal(t, tt.label, back.Label())
+			require.NoError(t, Decode(b, &fast))
+			assert.Equal(t, tt.e, fast, "Decode too")
 		})
 	}
 	assert.Equal(t, "unknown", (&Envelope{Type: "?"}).Label())
@@ -87,7 +89,7 @@ func TestEncode(t *testing.T) {
 	assert.Equal(t, []string{marshal(Envelope{Dispatch: d(1)})}, strs(msgs))
 	msgs, err = Encode([]Dispatch{d(1), d(2), d(3)}, 9)
 	require.NoError(t, err)
-	assert.Equal(t, []string{marshal(Envelope{Type: TypeGroup, Sent: 9, Group: []Dispatch{d(1), d(2), d(3)}})}, strs(msgs))
+	assert.Equal(t, []string{marshal(tabled(9, d(1), d(2), d(3)))}, strs(msgs))
 	msgs, err = Encode(nil, 9)
 	require.NoError(t, err)
 	assert.Empty(t, msgs)
@@ -95,7 +97,7 @@ func TestEncode(t *testing.T) {
 	bad := Dispatch{Event: "B", Data: json.RawMessage(`{`)}
 	msgs, err = Encode([]Dispatch{d(1), bad, d(2)}, 9)
 	require.Error(t, err)
-	assert.Equal(t, []string{marshal(Envelope{Type: TypeGroup, Sent: 9, Group: []Dispatch{d(1), d(2)}})}, strs(msgs))
+	assert.Equal(t, []string{marshal(tabled(9, d(1), d(2)))}, strs(msgs))
 
 	// Split: by count, then by size; each message decodes to its share, in order.
 	many := make([]Dispatch, MaxGroup+2)
@@ -112,7 +114,7 @@ func TestEncode(t *testing.T) {
 	var got []Dispatch
 	for _, m := range msgs {
 		var e Envelope
-		require.NoError(t, json.Unmarshal(m, &e))
+		require.NoError(t, Decode(m, &e))
 		got = append(got, e.Dispatches()...)
 	}
 	assert.Equal(t, many, got)
@@ -176,27 +178,5 @@ func checkUsersDecode(t *testing.T, users string) {
 	require.Equal(t, wantErr == nil, gotErr == nil, "errors: %v, %v", wantErr, gotErr)
 	if wantErr == nil {
 		require.Equal(t, want.Users, []uint64(got.Users))
-	}
-}
-
-// BenchmarkDecodeGroup decodes a group of 8 lobby messages to 100 members, as each node does.
-func BenchmarkDecodeGroup(b *testing.B) {
-	users := make([]uint64, 100)
-	for i := range users {
-		users[i] = 1477636521984000000 + uint64(i)<<22
-	}
-	ds := make([]Dispatch, 8)
-	for i := range ds {
-		ds[i] = Dispatch{Users: users, Event: "LOBBY_MESSAGE_CREATE", Data: json.RawMessage(`{"id":"1477636521984000028","content":"fanout ` + strconv.Itoa(i) + `"}`)}
-	}
-	msgs, err := Encode(ds, 1)
-	require.NoError(b, err)
-	require.Len(b, msgs, 1)
-	b.ReportAllocs()
-	for b.Loop() {
-		var e Envelope
-		if err := json.Unmarshal(msgs[0], &e); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
