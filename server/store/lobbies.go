@@ -519,8 +519,8 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 		}
 		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
 	}
-	args = s.hold.recordFloor(&q, args) // on an order lock's connection, its floor
 	if out == nil {
+		args = s.hold.recordFloor(&q, args) // on an order lock's connection, its floor
 		q.WriteString(` SELECT COUNT(*) FROM t`)
 		var found int
 		if err := s.q.QueryRowContext(ctx, q.String(), args...).Scan(&found); err != nil {
@@ -531,15 +531,18 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 		}
 		return nil
 	}
+	// On an order lock's connection the rows carry its floor (pgHold.floor), which the commit
+	// records so instead of in order_locks.
+	last := s.hold.floor()
 	if len(out.Data) == 1 { // its id drawn by the insert: no ranks to give
-		q.WriteString(`, o AS (INSERT INTO outbox (key, data, created_at) SELECT ?::TEXT, ?::BYTEA, ?::BIGINT
+		q.WriteString(`, o AS (INSERT INTO outbox (key, data, created_at, last_id) SELECT ?::TEXT, ?::BYTEA, ?::BIGINT, ?::BIGINT
 			WHERE EXISTS (SELECT 1 FROM t) RETURNING id) SELECT id FROM o`)
-		args = append(args, out.Key, out.Data[0], ts(out.At))
+		args = append(args, out.Key, out.Data[0], ts(out.At), last)
 	} else {
 		q.WriteString(`, seq AS (SELECT nextval(pg_get_serial_sequence('outbox', 'id')) AS id FROM generate_series(1, ?::INT))`)
 		q.WriteString(`, r AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM seq)`)
-		q.WriteString(`, o AS (INSERT INTO outbox (id, key, data, created_at) SELECT r.id, ?::TEXT, v.d, ?::BIGINT FROM (VALUES `)
-		args = append(args, len(out.Data), out.Key, ts(out.At))
+		q.WriteString(`, o AS (INSERT INTO outbox (id, key, data, created_at, last_id) SELECT r.id, ?::TEXT, v.d, ?::BIGINT, ?::BIGINT FROM (VALUES `)
+		args = append(args, len(out.Data), out.Key, ts(out.At), last)
 		for i, d := range out.Data {
 			if i > 0 {
 				q.WriteByte(',')

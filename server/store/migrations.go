@@ -832,4 +832,10 @@ CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created
 	`
 DROP INDEX lobby_messages_nonce_time;
 `,
+	// 44 (PostgreSQL's 24): an outbox row carries the floor of its key that the commit storing it
+	// recorded (OrderLock), kept so that the two schemas follow one another; SQLite's order lock
+	// records no floor.
+	`
+ALTER TABLE outbox ADD COLUMN last_id INTEGER NOT NULL DEFAULT 0;
+`,
 }

@@ -765,4 +765,12 @@ CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created
 	`
 DROP INDEX lobby_messages_nonce_time;
 `,
+	// 24 (SQLite's 44): a group of lobby messages stored on an order lock's connection records
+	// the key's floor (OrderLock) in its outbox rows instead of in order_locks: an update of the
+	// key's row per commit, its row version and WAL records, spared. The lock's release moves the
+	// floors of the rows it deletes to order_locks in the deletion's transaction, and taking the
+	// lock reads the largest of both.
+	`
+ALTER TABLE outbox ADD COLUMN last_id BIGINT NOT NULL DEFAULT 0;
+`,
 }

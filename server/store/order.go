@@ -16,15 +16,17 @@ import (
 
 // OrderHold is a cluster-wide order lock held (OrderLock).
 type OrderHold struct {
-	// Floor is the largest id recorded under the key: the holder makes its ids above it.
+	// Floor is the largest id recorded under the key (in order_locks, or in an outbox row of the
+	// key on PostgreSQL): the holder makes its ids above it.
 	Floor uint64
 	// Left are the events the outbox holds under the key (ListOutbox), read once the lock was
 	// held: what its last holder staged and left unpublished.
 	Left []OutboxEvent
 	// Store is where the holder commits its changes. On PostgreSQL it runs on the lock's own
 	// connection, and each transaction it commits (WithTx, and StoreLobbyMessages' one statement)
-	// records in it the largest id made so far (OrderLock's last) as the key's floor. On SQLite
-	// it is the store itself.
+	// records in it the largest id made so far (OrderLock's last) as the key's floor: in
+	// order_locks, or, for a group of lobby messages with outbox rows, in those rows, whose
+	// floor Unlock moves to order_locks as it deletes them. On SQLite it is the store itself.
 	Store Store
 
 	unlock func(published []uint64)
@@ -89,13 +91,15 @@ type pgHold struct {
 
 // The lock's statements. Taking it, its floor and the outbox are sent together (a pipeline):
 // the reads run once the lock is held, each in a snapshot taken then. The floor is recorded by
-// the commits (pgRecordFloor); the release deletes the published events in a transaction that
-// commits before the lock is freed, so the next holder does not read them.
+// the commits (pgRecordFloor, or an outbox row's last_id: pgHold.floor); the release deletes the
+// published events in a transaction that commits before the lock is freed, so the next holder
+// does not read them, and moves their floors to order_locks in the same statement
+// (pgDeleteOutbox), so the key's floor, the largest of order_locks' and its rows', never goes
+// back.
 const (
 	pgLockTake   = `SELECT pg_advisory_lock($1)`
 	pgLockFloor  = `SELECT COALESCE((SELECT last_id FROM order_locks WHERE key = $1), 0)`
-	pgLockOutbox = `SELECT id, key, data, created_at FROM outbox WHERE key = $1 ORDER BY id`
-	pgLockDelete = `DELETE FROM outbox WHERE id = ANY($1)`
+	pgLockOutbox = `SELECT id, key, data, created_at, last_id FROM outbox WHERE key = $1 ORDER BY id`
 	pgLockFree   = `SELECT pg_advisory_unlock($1)`
 	// A lobby's group of messages is one statement, whose plan PostgreSQL, left to choose,
 	// makes anew at each run: its generic plan estimates the group's size from a parameter and
@@ -127,14 +131,15 @@ func (s *DB) pgOrderLock(ctx context.Context, key string, last func() uint64) (*
 			return err
 		})
 		b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
+			for rows.Next() { // after the floor's answer: a row's floor may be above it
 				var e OutboxEvent
-				var id, at int64
-				if err := rows.Scan(&id, &e.Key, &e.Data, &at); err != nil {
+				var id, at, last int64
+				if err := rows.Scan(&id, &e.Key, &e.Data, &at, &last); err != nil {
 					return err
 				}
 				e.ID, e.CreatedAt = uint64(id), fromTS(at)
 				h.Left = append(h.Left, e)
+				h.Floor = max(h.Floor, uint64(last))
 			}
 			return rows.Err()
 		})
@@ -176,7 +181,7 @@ func (p *pgHold) unlock(published []uint64) {
 	_ = p.pipeline(context.Background(), false, func(b *pgx.Batch) {
 		if len(ids) > 0 {
 			b.Queue("BEGIN")
-			b.Queue(pgLockDelete, ids)
+			b.Queue(pgDeleteOutbox, ids)
 			b.Queue("COMMIT")
 		}
 		if p.generic {
@@ -219,6 +224,15 @@ func (p *pgHold) withTx(ctx context.Context, s *DB, fn func(Store) error) error 
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// floor is the floor a commit on the hold records in the outbox rows it stores (their last_id,
+// pgHold's statements): last(), or 0 when the hold makes no ids or there is no hold.
+func (p *pgHold) floor() int64 {
+	if p == nil || p.last == nil {
+		return 0
+	}
+	return int64(p.last())
 }
 
 // recordFloor adds to a statement whose first common table expression t finds the row it

@@ -106,7 +106,8 @@ func TestClusterOrderLockOutbox(t *testing.T) {
 
 // A holder whose node dies after its commit, before it unlocks: the next holder finds the
 // commit's outbox rows and the floor the commit recorded, whether it was a group of lobby
-// messages (one statement) or a transaction.
+// messages (one statement, whose rows carry the floor) or a transaction; and the holder after
+// it, once those rows are published and deleted, still finds the floor.
 func TestClusterOrderLockHoldersCommitOutlivesIt(t *testing.T) {
 	ctx := context.Background()
 	a, b := twoNodes(t)
@@ -165,6 +166,7 @@ func TestClusterOrderLockHoldersCommitOutlivesIt(t *testing.T) {
 			o := <-other
 			require.NotNil(t, o)
 			assert.Empty(t, o.Left, "published and deleted")
+			assert.Equal(t, uint64(last), o.Floor, "the floor outlives the rows that carried it")
 			o.Unlock(nil)
 		})
 	}

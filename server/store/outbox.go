@@ -82,22 +82,35 @@ func (s *DB) ListOutbox(ctx context.Context, key string) ([]OutboxEvent, error) 
 }
 
 func (s *DB) DeleteOutbox(ctx context.Context, id uint64) error {
-	if _, err := s.q.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, int64(id)); err != nil {
-		return fmt.Errorf("store: outbox event %d: %w", id, err)
-	}
-	return nil
+	return s.DeleteOutboxes(ctx, []uint64{id})
 }
+
+// pgDeleteOutbox deletes outbox rows (their ids, an array: $1) on PostgreSQL and, in the same
+// statement, moves the floors they carry (an order lock's, OrderHold.Store) to order_locks, so
+// that their keys' floors stay where the next holder reads them.
+const pgDeleteOutbox = `WITH d AS (DELETE FROM outbox WHERE id = ANY($1) RETURNING key, last_id)
+	INSERT INTO order_locks (key, last_id) SELECT key, MAX(last_id) FROM d WHERE last_id > 0 GROUP BY key
+	ON CONFLICT (key) DO UPDATE SET last_id = GREATEST(order_locks.last_id, EXCLUDED.last_id)`
 
 func (s *DB) DeleteOutboxes(ctx context.Context, ids []uint64) error {
 	for len(ids) > 0 {
 		chunk := ids[:min(len(ids), maxRowsPerInsert)]
 		ids = ids[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = int64(id)
+		var err error
+		if s.d.name == "postgres" {
+			ids := make([]int64, len(chunk))
+			for i, id := range chunk {
+				ids[i] = int64(id)
+			}
+			_, err = s.q.ExecContext(ctx, pgDeleteOutbox, ids)
+		} else {
+			args := make([]any, len(chunk))
+			for i, id := range chunk {
+				args[i] = int64(id)
+			}
+			_, err = s.q.ExecContext(ctx, `DELETE FROM outbox WHERE id IN (?`+strings.Repeat(`,?`, len(chunk)-1)+`)`, args...)
 		}
-		q := `DELETE FROM outbox WHERE id IN (?` + strings.Repeat(`,?`, len(chunk)-1) + `)`
-		if _, err := s.q.ExecContext(ctx, q, args...); err != nil {
+		if err != nil {
 			return fmt.Errorf("store: outbox events %d to %d: %w", chunk[0], chunk[len(chunk)-1], err)
 		}
 	}
