@@ -701,9 +701,14 @@ func (s *DB) LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Ti
 	return fromTS(at.Int64), nil
 }
 
+// nonceMessage finds an enforced nonce among the lobby's messages with the ids since the window's
+// start (snowflakes, not older than their messages): on SQLite through lobby_messages_lobby, with
+// no index of its own for a commit to write.
+const nonceMessage = `SELECT ` + lobbyMessageColumns + ` FROM lobby_messages
+	WHERE lobby_id=? AND id>=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`
+
 func (s *DB) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {
-	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
-		WHERE lobby_id=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`, lobbyID, authorID, nonce, ts(since)))
+	return scanLobbyMessage(s.q.QueryRowContext(ctx, nonceMessage, lobbyID, snowflake.At(since), authorID, nonce, ts(since)))
 }
 
 func (s *DB) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {

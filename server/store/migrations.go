@@ -832,4 +832,11 @@ CREATE INDEX lobby_messages_nonce ON lobby_messages(lobby_id, author_id, created
 	`
 DROP INDEX lobby_messages_nonce_time;
 `,
+	// 44 (PostgreSQL's 24): an enforced nonce, looked up only for NonceWindow after a lobby
+	// service's memory of them starts, is found among the lobby's messages of the window, by
+	// their ids (lobby_messages_lobby), instead of from an index of its own that every commit of
+	// messages with enforced nonces wrote a page of to the WAL.
+	`
+DROP INDEX lobby_messages_nonce;
+`,
 }
