@@ -434,6 +434,11 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 		}
 		return err
 	}
+	if s.group != nil && !s.tx && len(hooks) == 0 && out == nil && check == nil && len(ms) > 0 && len(ms) <= maxRowsPerInsert {
+		// SQLite, messages alone: one statement (insertIntoLobby), a transaction of its own
+		// unless it meets an open group (no BEGIN, no COMMIT, no database/sql transaction).
+		return s.group.runAlone(ctx, func(st Store, _ bool) error { return st.(*DB).insertIntoLobby(ctx, id, ms) })
+	}
 	return s.WithTx(ctx, func(st Store) error {
 		tx := st.(*DB)
 		if check != nil {
