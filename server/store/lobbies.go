@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"sdkpp/server/snowflake"
@@ -412,7 +413,7 @@ func scanLobbyMessage(row interface{ Scan(...any) error }) (*LobbyMessage, error
 
 func (s *DB) InsertLobbyMessage(ctx context.Context, m *LobbyMessage) error {
 	_, err := s.q.ExecContext(ctx, `INSERT INTO lobby_messages (`+lobbyMessageColumns+`, nonce) VALUES `+lobbyMessageRow,
-		lobbyMessageArgs(nil, m)...)
+		lobbyMessageArgs(nil, m, nil)...)
 	return err
 }
 
@@ -433,6 +434,11 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 			}
 		}
 		return err
+	}
+	if s.group != nil && !s.tx && len(hooks) == 0 && out == nil && check == nil && len(ms) > 0 && len(ms) <= maxRowsPerInsert {
+		// SQLite, messages alone: one statement (insertIntoLobby), a transaction of its own
+		// unless it meets an open group (no BEGIN, no COMMIT, no database/sql transaction).
+		return s.group.runAlone(ctx, func(st Store, _ bool) error { return st.(*DB).insertIntoLobby(ctx, id, ms) })
 	}
 	return s.WithTx(ctx, func(st Store) error {
 		tx := st.(*DB)
@@ -503,7 +509,7 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 				q.WriteByte(',')
 			}
 			q.WriteString(`(?::BIGINT,?::BIGINT,?::BIGINT,?::BIGINT,?::TEXT,?::TEXT,?::TEXT,?::BIGINT,?::TEXT,?::BIGINT,?::TEXT)`)
-			args = lobbyMessageArgs(args, m)
+			args = lobbyMessageArgs(args, m, nil)
 		}
 		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
 	}
@@ -577,15 +583,27 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 // lobbyMessageRow is the VALUES row of a lobby message, lobbyMessageArgs its arguments.
 const lobbyMessageRow = `(?,?,?,?,?,?,?,?,?,?,?)`
 
-func lobbyMessageArgs(args []any, m *LobbyMessage) []any {
+// lobbyMessageArgs appends m's arguments to args. When prev is not nil, args ends with prev's
+// arguments, whose lobby, application and author m reuses where they are the same.
+func lobbyMessageArgs(args []any, m, prev *LobbyMessage) []any {
 	var nonce any // NULL unless enforced
 	if m.Nonce != "" {
 		nonce = m.Nonce
 	}
 	// The driver's own types (int64, not uint64 or int, which database/sql converts and boxes
-	// again), and an empty map's "{}" boxed once: allocations per row are what a group commit
-	// pays per message.
-	return append(args, int64(m.ID), int64(m.LobbyID), int64(m.AppID), int64(m.AuthorID), m.Content,
+	// again), an empty map's "{}" boxed once, and the rows' shared ids boxed once: allocations
+	// per row are what a group commit pays per message.
+	var was [4]uint64 // prev's lobby, application and author, at their places in a row
+	if prev != nil {
+		was = [4]uint64{1: prev.LobbyID, 2: prev.AppID, 3: prev.AuthorID}
+	}
+	box := func(v uint64, at int) any {
+		if prev != nil && v == was[at] {
+			return args[len(args)-11+at]
+		}
+		return int64(v)
+	}
+	return append(args, int64(m.ID), box(m.LobbyID, 1), box(m.AppID, 2), box(m.AuthorID, 3), m.Content,
 		propsArg(m.Metadata), propsArg(m.ModerationMetadata), int64(m.Flags), m.AdditionalName, ts(m.CreatedAt), nonce)
 }
 
@@ -672,21 +690,56 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 }
 
 // lobbyMessagesInsert returns the INSERT of ms, their rows after head and tail after them, and
-// its arguments, with extra ones (tail's) at the end.
+// its arguments, with extra ones (tail's) at the end. The rows' lobby, application and author
+// are boxed once for the rows that share them (a group commit's usually do), and the text is
+// made once per head, tail and number of rows.
 func lobbyMessagesInsert(head string, ms []*LobbyMessage, tail string, extra int) (string, []any) {
+	args := make([]any, 0, 11*len(ms)+extra)
+	for i, m := range ms {
+		var prev *LobbyMessage
+		if i > 0 {
+			prev = ms[i-1]
+		}
+		args = lobbyMessageArgs(args, m, prev)
+	}
+	return insertTexts.get(head, tail, len(ms)), args
+}
+
+// insertTexts are the texts of lobbyMessagesInsert's statements.
+var insertTexts = textCache{m: map[insertText]string{}}
+
+// insertText identifies the text of an INSERT of rows lobby messages.
+type insertText struct {
+	head, tail string
+	rows       int
+}
+
+// textCache holds statement texts, made once each.
+type textCache struct {
+	mu sync.Mutex
+	m  map[insertText]string
+}
+
+// get returns the INSERT of rows lobby messages after head, with tail after them.
+func (c *textCache) get(head, tail string, rows int) string {
+	k := insertText{head: head, tail: tail, rows: rows}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if q, ok := c.m[k]; ok {
+		return q
+	}
 	var q strings.Builder
 	q.WriteString(`INSERT INTO lobby_messages (` + lobbyMessageColumns + `, nonce) `)
 	q.WriteString(head)
-	args := make([]any, 0, 11*len(ms)+extra)
-	for i, m := range ms {
+	for i := range rows {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteString(lobbyMessageRow)
-		args = lobbyMessageArgs(args, m)
 	}
 	q.WriteString(tail)
-	return q.String(), args
+	c.m[k] = q.String()
+	return c.m[k]
 }
 
 // latestNonceMessage reads the newest enforced nonce's time from the messages of a range of the
@@ -704,9 +757,14 @@ func (s *DB) LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Ti
 	return fromTS(at.Int64), nil
 }
 
+// nonceMessage finds an enforced nonce among the lobby's messages with the ids since the window's
+// start (snowflakes, not older than their messages): on SQLite through lobby_messages_lobby, with
+// no index of its own for a commit to write.
+const nonceMessage = `SELECT ` + lobbyMessageColumns + ` FROM lobby_messages
+	WHERE lobby_id=? AND id>=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`
+
 func (s *DB) FindLobbyMessageByNonce(ctx context.Context, lobbyID, authorID uint64, nonce string, since time.Time) (*LobbyMessage, error) {
-	return scanLobbyMessage(s.q.QueryRowContext(ctx, `SELECT `+lobbyMessageColumns+` FROM lobby_messages
-		WHERE lobby_id=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`, lobbyID, authorID, nonce, ts(since)))
+	return scanLobbyMessage(s.q.QueryRowContext(ctx, nonceMessage, lobbyID, snowflake.At(since), authorID, nonce, ts(since)))
 }
 
 func (s *DB) GetLobbyMessage(ctx context.Context, lobbyID, id uint64) (*LobbyMessage, error) {

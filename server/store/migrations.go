@@ -838,4 +838,11 @@ DROP INDEX lobby_messages_nonce_time;
 	`
 ALTER TABLE outbox ADD COLUMN last_id INTEGER NOT NULL DEFAULT 0;
 `,
+	// 45 (PostgreSQL's 25): an enforced nonce, looked up only for NonceWindow after a lobby
+	// service's memory of them starts, is found among the lobby's messages of the window, by
+	// their ids (lobby_messages_lobby), instead of from an index of its own that every commit of
+	// messages with enforced nonces wrote a page of to the WAL.
+	`
+DROP INDEX lobby_messages_nonce;
+`,
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -128,18 +127,7 @@ func TestTokenGroupAloneOrInAGroup(t *testing.T) {
 	s := openDir(t)
 	ctx := context.Background()
 	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	var mu sync.Mutex
-	seen := map[string]int{}
-	s.ObserveQueries(func(op string, _ time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[op]++
-	})
-	counts := func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		return maps.Clone(seen)
-	}
+	counts := countOps(s)
 
 	errs := make([]error, 2)
 	require.NoError(t, s.insertTokensSQLite(ctx, []*Token{testToken(1, exp), testToken(2, exp)}, errs))
