@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -34,10 +35,21 @@ type scriptedConn struct {
 	entered chan struct{} // a value when a gated write starts
 	release chan error    // the gated write's result
 	fail    error         // every write's result when not gated
+
+	incoming chan string // what each Read returns, in turn
 }
 
 func newScriptedConn(gated bool) *scriptedConn {
-	return &scriptedConn{gated: gated, entered: make(chan struct{}, 1), release: make(chan error)}
+	return &scriptedConn{gated: gated, entered: make(chan struct{}, 1), release: make(chan error), incoming: make(chan string)}
+}
+
+// Read returns the next string sent to incoming, waiting for it as a socket would.
+func (s *scriptedConn) Read(p []byte) (int, error) {
+	in, ok := <-s.incoming
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, in), nil
 }
 
 func (s *scriptedConn) Write(p []byte) (int, error) {
@@ -153,6 +165,93 @@ func TestHoldConnWritesWhileBusyShareOneCall(t *testing.T) {
 		require.NoError(t, <-first)
 		writes, _ := s.recorded()
 		assert.Equal(t, []string{"1", "2345"}, writes)
+	})
+}
+
+// While the reader is between reads (it read bytes and dispatches them), writes are kept and
+// return at once, and the reader writes them in one system call when it reads again, before it
+// waits for the socket; while it waits in the socket, a write goes out at once on its writer.
+func TestHoldConnReaderWritesWhatWasSentBetweenItsReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScriptedConn(false)
+		c := newHoldConn(s, 0)
+		require.NoError(t, heldWrite(c, "hello"), "no read yet: at once")
+		buf := make([]byte, 16)
+		read := make(chan string)
+		reader := func() {
+			n, err := c.Read(buf)
+			if err != nil {
+				read <- err.Error()
+				return
+			}
+			read <- string(buf[:n])
+		}
+		go reader()
+		synctest.Wait() // the reader waits in the socket
+		require.NoError(t, heldWrite(c, "lone"))
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"hello", "lone"}, writes, "a write while the reader waits goes out at once")
+
+		s.incoming <- "answers"
+		assert.Equal(t, "answers", <-read)
+		for _, f := range []string{"1", "2", "3"} {
+			require.NoError(t, heldWrite(c, f), "a write between reads returns at once")
+		}
+		_, err := c.Write([]byte("4")) // the library's own frame (a pong) joins them
+		require.NoError(t, err)
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone"}, writes, "kept for the reader")
+
+		go reader()
+		synctest.Wait()
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone", "1234"}, writes, "written by the reader before it waits, in one call")
+		require.NoError(t, heldWrite(c, "5"))
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone", "1234", "5"}, writes)
+		close(s.incoming)
+		assert.Equal(t, io.EOF.Error(), <-read)
+	})
+}
+
+// betweenReads returns a holdConn over a scriptedConn whose reader has read bytes and not yet
+// asked for more.
+func betweenReads(t *testing.T) (*scriptedConn, *holdConn) {
+	s := newScriptedConn(false)
+	c := newHoldConn(s, 0)
+	go func() { s.incoming <- "answers" }()
+	_, err := c.Read(make([]byte, 16))
+	require.NoError(t, err)
+	return s, c
+}
+
+// What the reader keeps is bounded too: a write that would keep more than maxHeld goes out at
+// once, with what was kept before it.
+func TestHoldConnReaderKeepsABoundedAmount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, heldWrite(c, "a"))
+		big := strings.Repeat("b", maxHeld)
+		require.NoError(t, heldWrite(c, big))
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"a" + big}, writes)
+	})
+}
+
+// A write that failed fails the reader's next Read too, and what the reader kept is dropped.
+func TestHoldConnReaderSeesTheWriteError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, heldWrite(c, "a"))
+		boom := errors.New("boom")
+		s.mu.Lock()
+		s.fail = boom
+		s.mu.Unlock()
+		_, err := c.Read(make([]byte, 16))
+		require.ErrorIs(t, err, boom)
+		_, closed := s.recorded()
+		assert.True(t, closed)
+		require.ErrorIs(t, heldWrite(c, "b"), boom)
 	})
 }
 
