@@ -140,16 +140,20 @@ func (t *Tunnel) Lost() {
 	}
 }
 
-// encodeBody encodes a request's JSON body (none for nil): with its own encoder when it has one
-// (wire.Appender, as a lobby message has), else with encoding/json.
-func encodeBody(v any) (json.RawMessage, error) {
+// appendBody appends a request's JSON body (none for nil) to dst: with its own encoder when it
+// has one (wire.Appender, as a lobby message has), else with encoding/json.
+func appendBody(dst []byte, v any) ([]byte, error) {
 	if v == nil {
-		return nil, nil
+		return dst, nil
 	}
 	if a, ok := v.(wire.Appender); ok && !isNilPointer(v) {
-		return a.AppendJSON(nil), nil
+		return a.AppendJSON(dst), nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
 
 // isNilPointer reports whether v holds a nil pointer, which encoding/json encodes as null and
@@ -159,12 +163,12 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// requestData is op 100's d, {"nonce","method","path","body"}, with body (valid JSON) put in as
-// it is: marshalling it inside a struct would check and copy it again, for every message sent.
-// The nonce, the method and the path are written as they are when no byte of them needs an
-// escape in JSON, as for every request the SDK makes; else encoding/json writes them.
-func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
-	d := make([]byte, 0, len(nonce)+len(method)+len(path)+len(body)+48)
+// requestData is op 100's d, {"nonce","method","path","body"}, with the body (appendBody) encoded
+// in place: encoded apart and put in, it would be copied again for every message sent. The
+// nonce, the method and the path are written as they are when no byte of them needs an escape in
+// JSON, as for every request the SDK makes; else encoding/json writes them.
+func requestData(nonce, method, path string, body any) ([]byte, error) {
+	d := make([]byte, 0, len(nonce)+len(method)+len(path)+bodyRoom)
 	d = append(d, `{"nonce":"`...)
 	d = append(d, nonce...)
 	d = append(d, `","method":"`...)
@@ -183,12 +187,19 @@ func requestData(nonce, method, path string, body json.RawMessage) ([]byte, erro
 		}
 		d = append(d[:0], head[:len(head)-1]...) // without its closing brace
 	}
-	if len(body) > 0 {
+	if body != nil {
 		d = append(d, `,"body":`...)
-		d = append(d, body...)
+		var err error
+		if d, err = appendBody(d, body); err != nil {
+			return nil, err
+		}
 	}
 	return append(d, '}'), nil
 }
+
+// bodyRoom is the room requestData makes for a body and the rest of the request: a lobby message
+// of a few hundred bytes fits without the buffer growing.
+const bodyRoom = 640
 
 // plain reports whether s is printable ASCII that JSON (and encoding/json, which also escapes
 // '<', '>' and '&') writes in quotes as it is.
@@ -240,17 +251,13 @@ type Call struct {
 // goroutine delays it, and no goroutine need wait for its answer. Send blocks only as long as
 // the write (SendRaw) does.
 func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
-	body, err := encodeBody(req.JSON)
+	c := &Call{t: t, nonce: NewNonce()}
+	d, err := requestData(c.nonce, req.Method, req.Path, req.JSON)
 	if err != nil {
 		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
 	if gw == nil || req.Form != nil || !t.enabled.Load() {
 		return &Call{err: ErrLost} // not sent: HTTP is the way
-	}
-	c := &Call{t: t, nonce: NewNonce()}
-	d, err := requestData(c.nonce, req.Method, req.Path, body)
-	if err != nil {
-		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
 	// Registered before the write: the answer may come before SendRaw returns.
 	t.register(c)
