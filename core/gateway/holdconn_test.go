@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sdkpp/core/internal/testwait"
+	"sdkpp/core/tunnel"
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
@@ -96,13 +97,24 @@ func busy(c *holdConn, s *scriptedConn, frame string) <-chan error {
 	return done
 }
 
+// The tunnel's requests sent while others wait go out with SendRawLater.
+var _ tunnel.LaterSender = (*Client)(nil)
+
 // heldWrite is writeRaw's use of a holdConn: the frame is kept under hold, then flushed.
-func heldWrite(c *holdConn, frame string) error {
+func heldWrite(c *holdConn, frame string) error { return heldWriteWith(c, frame, false) }
+
+// laterWrite is heldWrite with FlushLater, as SendRawLater writes.
+func laterWrite(c *holdConn, frame string) error { return heldWriteWith(c, frame, true) }
+
+func heldWriteWith(c *holdConn, frame string, later bool) error {
 	c.Hold(true)
 	_, err := c.Write([]byte(frame))
 	c.Hold(false)
 	if err != nil {
 		return err
+	}
+	if later {
+		return c.FlushLater()
 	}
 	return c.Flush()
 }
@@ -168,14 +180,15 @@ func TestHoldConnWritesWhileBusyShareOneCall(t *testing.T) {
 	})
 }
 
-// While the reader is between reads (it read bytes and dispatches them), writes are kept and
-// return at once, and the reader writes them in one system call when it reads again, before it
-// waits for the socket; while it waits in the socket, a write goes out at once on its writer.
-func TestHoldConnReaderWritesWhatWasSentBetweenItsReads(t *testing.T) {
+// While the reader is between reads (it read bytes and dispatches them), writes flushed with
+// FlushLater are kept and return at once, and the reader writes them in one system call when it
+// reads again, before it waits for the socket; while it waits in the socket, they go out at once
+// on their writers, and so do writes flushed with Flush whenever they are made.
+func TestHoldConnReaderWritesWhatWasLeftToIt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScriptedConn(false)
 		c := newHoldConn(s, 0)
-		require.NoError(t, heldWrite(c, "hello"), "no read yet: at once")
+		require.NoError(t, laterWrite(c, "hello"), "no read yet: at once")
 		buf := make([]byte, 16)
 		read := make(chan string)
 		reader := func() {
@@ -188,29 +201,41 @@ func TestHoldConnReaderWritesWhatWasSentBetweenItsReads(t *testing.T) {
 		}
 		go reader()
 		synctest.Wait() // the reader waits in the socket
-		require.NoError(t, heldWrite(c, "lone"))
+		require.NoError(t, laterWrite(c, "lone"))
 		writes, _ := s.recorded()
 		assert.Equal(t, []string{"hello", "lone"}, writes, "a write while the reader waits goes out at once")
 
 		s.incoming <- "answers"
 		assert.Equal(t, "answers", <-read)
 		for _, f := range []string{"1", "2", "3"} {
-			require.NoError(t, heldWrite(c, f), "a write between reads returns at once")
+			require.NoError(t, laterWrite(c, f), "a write between reads returns at once")
 		}
-		_, err := c.Write([]byte("4")) // the library's own frame (a pong) joins them
-		require.NoError(t, err)
 		writes, _ = s.recorded()
 		assert.Equal(t, []string{"hello", "lone"}, writes, "kept for the reader")
 
 		go reader()
 		synctest.Wait()
 		writes, _ = s.recorded()
-		assert.Equal(t, []string{"hello", "lone", "1234"}, writes, "written by the reader before it waits, in one call")
-		require.NoError(t, heldWrite(c, "5"))
+		assert.Equal(t, []string{"hello", "lone", "123"}, writes, "written by the reader before it waits, in one call")
+		require.NoError(t, laterWrite(c, "4"))
 		writes, _ = s.recorded()
-		assert.Equal(t, []string{"hello", "lone", "1234", "5"}, writes)
+		assert.Equal(t, []string{"hello", "lone", "123", "4"}, writes)
 		close(s.incoming)
 		assert.Equal(t, io.EOF.Error(), <-read)
+	})
+}
+
+// Between the reader's reads, a write flushed with Flush, or the library's own (a pong), goes
+// out at once, with whatever FlushLater left to the reader before it.
+func TestHoldConnFlushDoesNotWaitForTheReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, laterWrite(c, "a"))
+		require.NoError(t, heldWrite(c, "b"))
+		_, err := c.Write([]byte("c"))
+		require.NoError(t, err)
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"ab", "c"}, writes)
 	})
 }
 
@@ -230,9 +255,9 @@ func betweenReads(t *testing.T) (*scriptedConn, *holdConn) {
 func TestHoldConnReaderKeepsABoundedAmount(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, c := betweenReads(t)
-		require.NoError(t, heldWrite(c, "a"))
+		require.NoError(t, laterWrite(c, "a"))
 		big := strings.Repeat("b", maxHeld)
-		require.NoError(t, heldWrite(c, big))
+		require.NoError(t, laterWrite(c, big))
 		writes, _ := s.recorded()
 		assert.Equal(t, []string{"a" + big}, writes)
 	})
@@ -242,7 +267,7 @@ func TestHoldConnReaderKeepsABoundedAmount(t *testing.T) {
 func TestHoldConnReaderSeesTheWriteError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, c := betweenReads(t)
-		require.NoError(t, heldWrite(c, "a"))
+		require.NoError(t, laterWrite(c, "a"))
 		boom := errors.New("boom")
 		s.mu.Lock()
 		s.fail = boom

@@ -42,6 +42,14 @@ type Sender interface {
 	SendRaw(ctx context.Context, op int, d []byte) error
 }
 
+// LaterSender is a Sender that can also leave a payload to go out a little later with others
+// (the gateway client's SendRawLater): Send uses it for a request sent while others wait for
+// their answers, whose reading then writes it.
+type LaterSender interface {
+	Sender
+	SendRawLater(ctx context.Context, op int, d []byte) error
+}
+
 // Tunnel matches the answers of requests sent over the gateway to their callers. Its zero value
 // is ready to use; its methods may be called from any goroutine.
 type Tunnel struct {
@@ -67,14 +75,17 @@ func NewNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// register records c as written and waiting for its answer.
-func (t *Tunnel) register(c *Call) {
+// register records c as written and waiting for its answer, and returns how many other calls
+// wait for theirs.
+func (t *Tunnel) register(c *Call) int {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.pending == nil {
 		t.pending = make(map[string]*Call)
 	}
+	others := len(t.pending)
 	t.pending[c.nonce] = c
-	t.mu.Unlock()
+	return others
 }
 
 // take removes the call of nonce from those waiting and returns it; nil when it is not there
@@ -249,7 +260,8 @@ type Call struct {
 // Send encodes req and writes it over gw on the calling goroutine, and returns the call whose
 // outcome Then takes. The request is on its way when Send returns: no hand-off to another
 // goroutine delays it, and no goroutine need wait for its answer. Send blocks only as long as
-// the write (SendRaw) does.
+// the write (SendRaw) does. A request sent while others wait for their answers may be left to
+// the gateway's reader, which writes it with others when it reads on (LaterSender).
 func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 	c := &Call{t: t, nonce: NewNonce()}
 	d, err := requestData(c.nonce, req.Method, req.Path, req.JSON)
@@ -260,8 +272,18 @@ func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 		return &Call{err: ErrLost} // not sent: HTTP is the way
 	}
 	// Registered before the write: the answer may come before SendRaw returns.
-	t.register(c)
-	if err := gw.SendRaw(ctx, gwire.OpRequest, d); err != nil { // not Ready, or the write failed: perhaps sent
+	if others := t.register(c); others > 0 {
+		if ls, ok := gw.(LaterSender); ok {
+			// Others in flight: their answers are being read, and the reader writes this request
+			// with the others their answers' callers send meanwhile.
+			err = ls.SendRawLater(ctx, gwire.OpRequest, d)
+		} else {
+			err = gw.SendRaw(ctx, gwire.OpRequest, d)
+		}
+	} else {
+		err = gw.SendRaw(ctx, gwire.OpRequest, d) // a lone request goes out at once
+	}
+	if err != nil { // not Ready, or the write failed: perhaps sent
 		t.take(c.nonce)
 		return &Call{err: ErrLost}
 	}

@@ -315,3 +315,40 @@ func TestSendThenHandsOffWhenBusy(t *testing.T) {
 	assert.Len(t, handed, 1, "inline again")
 	assert.Len(t, s.sent, MaxInline+2)
 }
+
+// laterSender is a sender that also writes later (LaterSender), and records which way each
+// request went.
+type laterSender struct {
+	sender
+	ways []string
+}
+
+func (s *laterSender) SendRaw(ctx context.Context, op int, d []byte) error {
+	s.ways = append(s.ways, "now")
+	return s.sender.SendRaw(ctx, op, d)
+}
+
+func (s *laterSender) SendRawLater(ctx context.Context, op int, d []byte) error {
+	s.ways = append(s.ways, "later")
+	return s.sender.SendRaw(ctx, op, d)
+}
+
+// A lone request is written at once (SendRaw); one sent while others wait for their answers may
+// go out later with others (SendRawLater), and a lone one at once again once they are answered.
+func TestSendLaterWhileOthersWait(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	s := &laterSender{}
+	req := rest.Request{Method: "POST", Path: "/x"}
+	first := tn.Send(context.Background(), s, req)
+	second := tn.Send(context.Background(), s, req)
+	require.True(t, first.Sent())
+	require.True(t, second.Sent())
+	assert.Equal(t, []string{"now", "later"}, s.ways)
+	tn.Answer(result(first.nonce, 204, `null`))
+	tn.Answer(result(second.nonce, 204, `null`))
+	tn.Send(context.Background(), s, req)
+	assert.Equal(t, []string{"now", "later", "now"}, s.ways)
+	_, plain := any(&s.sender).(LaterSender)
+	assert.False(t, plain, "a Sender without SendRawLater is written at once (TestSendThenHandsOffWhenBusy)")
+}
