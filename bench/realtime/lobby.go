@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -429,6 +430,10 @@ func listenAndSend(addr string, p player, t *tunnel.Tunnel, onMessage func(data 
 			onMessage(data)
 		case gwire.EventRequestResult:
 			t.Answer(data)
+			// As core's reader yields to the game's thread a dispatch woke (callbacks.Queue.Yield):
+			// the sender the answer woke runs now, and its next request is written with the
+			// others the same read's answers woke, when the reader reads on.
+			runtime.Gosched()
 		case gwire.EventReady:
 			var r gwire.Ready
 			t.Enable(json.Unmarshal(data, &r) == nil && slices.Contains(r.SdkppFeatures, gwire.FeatureRequests))

@@ -248,13 +248,26 @@ func (c *Client) Send(ctx context.Context, op int, d any) error {
 // SendRaw is Send with d already encoded: it must be one valid JSON value, which is written as
 // it is (encoding/json would check and copy it again).
 func (c *Client) SendRaw(ctx context.Context, op int, d []byte) error {
+	return c.sendRaw(ctx, op, d, false)
+}
+
+// SendRawLater is SendRaw for a payload that may wait a little to go out with others: one sent
+// while the client's reader is dispatching what it read (the answers of requests in flight,
+// say) is written by the reader, with every other such payload, when it reads on (holdConn).
+// Send a lone request, whose latency matters, with SendRaw.
+func (c *Client) SendRawLater(ctx context.Context, op int, d []byte) error {
+	return c.sendRaw(ctx, op, d, true)
+}
+
+// sendRaw is SendRaw, or SendRawLater with later.
+func (c *Client) sendRaw(ctx context.Context, op int, d []byte, later bool) error {
 	c.mu.Lock()
 	conn, held := c.conn, c.held
 	c.mu.Unlock()
 	if conn == nil || c.Status() != Ready {
 		return errors.New("gateway: not connected")
 	}
-	return c.writeRaw(ctx, conn, held, op, d)
+	return c.writeRaw(ctx, conn, held, op, d, later)
 }
 
 func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, d any) error {
@@ -262,7 +275,7 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn
 	if err != nil {
 		return err
 	}
-	return c.writeRaw(ctx, conn, held, op, raw)
+	return c.writeRaw(ctx, conn, held, op, raw, false)
 }
 
 // writeRaw writes {"op":op,"d":raw} on conn, whose connection is held (nil when it is not a
@@ -276,13 +289,16 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn
 // while a lone write still goes out at once on its own goroutine. The holdConn's write deadline
 // is the timeout.
 //
+// With later, a write on a holdConn made while the reader is between reads is left to the reader
+// (holdConn.FlushLater).
+//
 // Otherwise the timeout is one timer per connection (session sets it up), reset for each write,
 // which closes the connection when it fires, as the library does when a write's context ends: a
 // context with its own deadline for each write cost the send of a lobby message several
 // microseconds (a timer, and two contexts registered with each other) on the way to the socket.
 // The write itself gets a context that never ends, for which the library registers nothing; the
 // session's end closes the connection too (session), which ends a write in progress.
-func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, raw []byte) error {
+func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, raw []byte, later bool) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
 	b = strconv.AppendInt(b, int64(op), 10)
@@ -302,7 +318,12 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdC
 		if err != nil {
 			return err
 		}
-		if err := held.Flush(); err != nil {
+		if later {
+			err = held.FlushLater()
+		} else {
+			err = held.Flush()
+		}
+		if err != nil {
 			return fmt.Errorf("failed to write frame: %w", err)
 		}
 		return nil

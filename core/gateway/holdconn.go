@@ -21,16 +21,22 @@ import (
 //     goroutine, which writes what was kept meanwhile as soon as its own write returns, and so on
 //     until nothing is kept;
 //   - a write made while it is not held (the library's own frames: a pong, a close) is kept and
-//     flushed the same way at once.
+//     flushed the same way at once;
+//   - but a write flushed with FlushLater while the connection's reader is between reads (it has
+//     read bytes and not yet asked for more: it is decoding and dispatching what it read, whose
+//     answers may wake the goroutines that write) is left to the reader, which writes everything
+//     kept in one system call when it next reads (Read), before it waits for the socket. This is
+//     the sending half of a burst: the answers read together wake the senders together, and
+//     their next requests go out together, as a client that wrote them from its reader would.
 //
 // A lone message therefore goes out at once on the sending goroutine, as it did without
-// holdConn, and messages sent while a write is in progress go out together in the next one
-// instead of waiting for the library's lock one by one.
+// holdConn, and messages sent while a write is in progress, or (FlushLater) while the reader
+// dispatches, go out together in the next system call instead of one call each.
 //
 // What is kept is bounded (maxHeld): a write that would keep more waits for the writing
 // goroutine's round. Each system call has a deadline (timeout, give or take half of it); a write
-// that fails (the deadline included) closes the connection, so that its reader fails too and the session ends, and the
-// error is sticky: every later write and Flush reports it.
+// that fails (the deadline included) closes the connection, so that its reader fails too and the
+// session ends, and the error is sticky: every later write, Flush and Read reports it.
 type holdConn struct {
 	net.Conn
 	timeout  time.Duration // each system call's write deadline, about (writeRound); 0: none
@@ -43,6 +49,7 @@ type holdConn struct {
 	held     []byte    // kept, in the order written
 	spare    []byte    // the last round's buffer, reused by the next
 	flushing bool      // a goroutine writes what is kept (flushLocked)
+	reading  bool      // the reader is between reads: it writes what is kept when it next reads (FlushLater)
 	err      error     // the first write error, or net.ErrClosed after Close
 }
 
@@ -86,6 +93,40 @@ func (c *holdConn) Flush() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.flushLocked()
+}
+
+// FlushLater is Flush, except that while the reader is between reads it leaves what is kept to
+// the reader, which writes it when it next reads. The reader may be descheduled meanwhile: use it
+// for a write that may wait a little, such as a request sent while others are in flight, whose
+// answers the reader is reading.
+func (c *holdConn) FlushLater() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reading && len(c.held) <= maxHeld {
+		return c.err
+	}
+	return c.flushLocked()
+}
+
+// Read writes what was left to it while it was between reads (FlushLater), then reads from the
+// connection; from when it returns bytes until the next Read, FlushLater leaves writes to it.
+// Only the connection's reader calls it (one goroutine at a time: the HTTP client's while it
+// reads the handshake's answer, then the WebSocket library's).
+func (c *holdConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	c.reading = false
+	err := c.flushLocked()
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	n, err := c.Conn.Read(p)
+	if n > 0 && err == nil {
+		c.mu.Lock()
+		c.reading = true
+		c.mu.Unlock()
+	}
+	return n, err
 }
 
 // flushLocked is Flush with mu held; mu is released during each system call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"sdkpp/core/internal/testwait"
+	"sdkpp/core/tunnel"
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
@@ -34,10 +36,21 @@ type scriptedConn struct {
 	entered chan struct{} // a value when a gated write starts
 	release chan error    // the gated write's result
 	fail    error         // every write's result when not gated
+
+	incoming chan string // what each Read returns, in turn
 }
 
 func newScriptedConn(gated bool) *scriptedConn {
-	return &scriptedConn{gated: gated, entered: make(chan struct{}, 1), release: make(chan error)}
+	return &scriptedConn{gated: gated, entered: make(chan struct{}, 1), release: make(chan error), incoming: make(chan string)}
+}
+
+// Read returns the next string sent to incoming, waiting for it as a socket would.
+func (s *scriptedConn) Read(p []byte) (int, error) {
+	in, ok := <-s.incoming
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, in), nil
 }
 
 func (s *scriptedConn) Write(p []byte) (int, error) {
@@ -84,13 +97,24 @@ func busy(c *holdConn, s *scriptedConn, frame string) <-chan error {
 	return done
 }
 
+// The tunnel's requests sent while others wait go out with SendRawLater.
+var _ tunnel.LaterSender = (*Client)(nil)
+
 // heldWrite is writeRaw's use of a holdConn: the frame is kept under hold, then flushed.
-func heldWrite(c *holdConn, frame string) error {
+func heldWrite(c *holdConn, frame string) error { return heldWriteWith(c, frame, false) }
+
+// laterWrite is heldWrite with FlushLater, as SendRawLater writes.
+func laterWrite(c *holdConn, frame string) error { return heldWriteWith(c, frame, true) }
+
+func heldWriteWith(c *holdConn, frame string, later bool) error {
 	c.Hold(true)
 	_, err := c.Write([]byte(frame))
 	c.Hold(false)
 	if err != nil {
 		return err
+	}
+	if later {
+		return c.FlushLater()
 	}
 	return c.Flush()
 }
@@ -153,6 +177,106 @@ func TestHoldConnWritesWhileBusyShareOneCall(t *testing.T) {
 		require.NoError(t, <-first)
 		writes, _ := s.recorded()
 		assert.Equal(t, []string{"1", "2345"}, writes)
+	})
+}
+
+// While the reader is between reads (it read bytes and dispatches them), writes flushed with
+// FlushLater are kept and return at once, and the reader writes them in one system call when it
+// reads again, before it waits for the socket; while it waits in the socket, they go out at once
+// on their writers, and so do writes flushed with Flush whenever they are made.
+func TestHoldConnReaderWritesWhatWasLeftToIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScriptedConn(false)
+		c := newHoldConn(s, 0)
+		require.NoError(t, laterWrite(c, "hello"), "no read yet: at once")
+		buf := make([]byte, 16)
+		read := make(chan string)
+		reader := func() {
+			n, err := c.Read(buf)
+			if err != nil {
+				read <- err.Error()
+				return
+			}
+			read <- string(buf[:n])
+		}
+		go reader()
+		synctest.Wait() // the reader waits in the socket
+		require.NoError(t, laterWrite(c, "lone"))
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"hello", "lone"}, writes, "a write while the reader waits goes out at once")
+
+		s.incoming <- "answers"
+		assert.Equal(t, "answers", <-read)
+		for _, f := range []string{"1", "2", "3"} {
+			require.NoError(t, laterWrite(c, f), "a write between reads returns at once")
+		}
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone"}, writes, "kept for the reader")
+
+		go reader()
+		synctest.Wait()
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone", "123"}, writes, "written by the reader before it waits, in one call")
+		require.NoError(t, laterWrite(c, "4"))
+		writes, _ = s.recorded()
+		assert.Equal(t, []string{"hello", "lone", "123", "4"}, writes)
+		close(s.incoming)
+		assert.Equal(t, io.EOF.Error(), <-read)
+	})
+}
+
+// Between the reader's reads, a write flushed with Flush, or the library's own (a pong), goes
+// out at once, with whatever FlushLater left to the reader before it.
+func TestHoldConnFlushDoesNotWaitForTheReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, laterWrite(c, "a"))
+		require.NoError(t, heldWrite(c, "b"))
+		_, err := c.Write([]byte("c"))
+		require.NoError(t, err)
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"ab", "c"}, writes)
+	})
+}
+
+// betweenReads returns a holdConn over a scriptedConn whose reader has read bytes and not yet
+// asked for more.
+func betweenReads(t *testing.T) (*scriptedConn, *holdConn) {
+	s := newScriptedConn(false)
+	c := newHoldConn(s, 0)
+	go func() { s.incoming <- "answers" }()
+	_, err := c.Read(make([]byte, 16))
+	require.NoError(t, err)
+	return s, c
+}
+
+// What the reader keeps is bounded too: a write that would keep more than maxHeld goes out at
+// once, with what was kept before it.
+func TestHoldConnReaderKeepsABoundedAmount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, laterWrite(c, "a"))
+		big := strings.Repeat("b", maxHeld)
+		require.NoError(t, laterWrite(c, big))
+		writes, _ := s.recorded()
+		assert.Equal(t, []string{"a" + big}, writes)
+	})
+}
+
+// A write that failed fails the reader's next Read too, and what the reader kept is dropped.
+func TestHoldConnReaderSeesTheWriteError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, c := betweenReads(t)
+		require.NoError(t, laterWrite(c, "a"))
+		boom := errors.New("boom")
+		s.mu.Lock()
+		s.fail = boom
+		s.mu.Unlock()
+		_, err := c.Read(make([]byte, 16))
+		require.ErrorIs(t, err, boom)
+		_, closed := s.recorded()
+		assert.True(t, closed)
+		require.ErrorIs(t, heldWrite(c, "b"), boom)
 	})
 }
 

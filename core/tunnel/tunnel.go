@@ -42,6 +42,14 @@ type Sender interface {
 	SendRaw(ctx context.Context, op int, d []byte) error
 }
 
+// LaterSender is a Sender that can also leave a payload to go out a little later with others
+// (the gateway client's SendRawLater): Send uses it for a request sent while others wait for
+// their answers, whose reading then writes it.
+type LaterSender interface {
+	Sender
+	SendRawLater(ctx context.Context, op int, d []byte) error
+}
+
 // Tunnel matches the answers of requests sent over the gateway to their callers. Its zero value
 // is ready to use; its methods may be called from any goroutine.
 type Tunnel struct {
@@ -67,14 +75,17 @@ func NewNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// register records c as written and waiting for its answer.
-func (t *Tunnel) register(c *Call) {
+// register records c as written and waiting for its answer, and returns how many other calls
+// wait for theirs.
+func (t *Tunnel) register(c *Call) int {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.pending == nil {
 		t.pending = make(map[string]*Call)
 	}
+	others := len(t.pending)
 	t.pending[c.nonce] = c
-	t.mu.Unlock()
+	return others
 }
 
 // take removes the call of nonce from those waiting and returns it; nil when it is not there
@@ -140,16 +151,20 @@ func (t *Tunnel) Lost() {
 	}
 }
 
-// encodeBody encodes a request's JSON body (none for nil): with its own encoder when it has one
-// (wire.Appender, as a lobby message has), else with encoding/json.
-func encodeBody(v any) (json.RawMessage, error) {
+// appendBody appends a request's JSON body (none for nil) to dst: with its own encoder when it
+// has one (wire.Appender, as a lobby message has), else with encoding/json.
+func appendBody(dst []byte, v any) ([]byte, error) {
 	if v == nil {
-		return nil, nil
+		return dst, nil
 	}
 	if a, ok := v.(wire.Appender); ok && !isNilPointer(v) {
-		return a.AppendJSON(nil), nil
+		return a.AppendJSON(dst), nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
 
 // isNilPointer reports whether v holds a nil pointer, which encoding/json encodes as null and
@@ -159,12 +174,12 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// requestData is op 100's d, {"nonce","method","path","body"}, with body (valid JSON) put in as
-// it is: marshalling it inside a struct would check and copy it again, for every message sent.
-// The nonce, the method and the path are written as they are when no byte of them needs an
-// escape in JSON, as for every request the SDK makes; else encoding/json writes them.
-func requestData(nonce, method, path string, body json.RawMessage) ([]byte, error) {
-	d := make([]byte, 0, len(nonce)+len(method)+len(path)+len(body)+48)
+// requestData is op 100's d, {"nonce","method","path","body"}, with the body (appendBody) encoded
+// in place: encoded apart and put in, it would be copied again for every message sent. The
+// nonce, the method and the path are written as they are when no byte of them needs an escape in
+// JSON, as for every request the SDK makes; else encoding/json writes them.
+func requestData(nonce, method, path string, body any) ([]byte, error) {
+	d := make([]byte, 0, len(nonce)+len(method)+len(path)+bodyRoom)
 	d = append(d, `{"nonce":"`...)
 	d = append(d, nonce...)
 	d = append(d, `","method":"`...)
@@ -183,12 +198,19 @@ func requestData(nonce, method, path string, body json.RawMessage) ([]byte, erro
 		}
 		d = append(d[:0], head[:len(head)-1]...) // without its closing brace
 	}
-	if len(body) > 0 {
+	if body != nil {
 		d = append(d, `,"body":`...)
-		d = append(d, body...)
+		var err error
+		if d, err = appendBody(d, body); err != nil {
+			return nil, err
+		}
 	}
 	return append(d, '}'), nil
 }
+
+// bodyRoom is the room requestData makes for a body and the rest of the request: a lobby message
+// of a few hundred bytes fits without the buffer growing.
+const bodyRoom = 640
 
 // plain reports whether s is printable ASCII that JSON (and encoding/json, which also escapes
 // '<', '>' and '&') writes in quotes as it is.
@@ -238,23 +260,30 @@ type Call struct {
 // Send encodes req and writes it over gw on the calling goroutine, and returns the call whose
 // outcome Then takes. The request is on its way when Send returns: no hand-off to another
 // goroutine delays it, and no goroutine need wait for its answer. Send blocks only as long as
-// the write (SendRaw) does.
+// the write (SendRaw) does. A request sent while others wait for their answers may be left to
+// the gateway's reader, which writes it with others when it reads on (LaterSender).
 func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
-	body, err := encodeBody(req.JSON)
+	c := &Call{t: t, nonce: NewNonce()}
+	d, err := requestData(c.nonce, req.Method, req.Path, req.JSON)
 	if err != nil {
 		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
 	if gw == nil || req.Form != nil || !t.enabled.Load() {
 		return &Call{err: ErrLost} // not sent: HTTP is the way
 	}
-	c := &Call{t: t, nonce: NewNonce()}
-	d, err := requestData(c.nonce, req.Method, req.Path, body)
-	if err != nil {
-		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
-	}
 	// Registered before the write: the answer may come before SendRaw returns.
-	t.register(c)
-	if err := gw.SendRaw(ctx, gwire.OpRequest, d); err != nil { // not Ready, or the write failed: perhaps sent
+	if others := t.register(c); others > 0 {
+		if ls, ok := gw.(LaterSender); ok {
+			// Others in flight: their answers are being read, and the reader writes this request
+			// with the others their answers' callers send meanwhile.
+			err = ls.SendRawLater(ctx, gwire.OpRequest, d)
+		} else {
+			err = gw.SendRaw(ctx, gwire.OpRequest, d)
+		}
+	} else {
+		err = gw.SendRaw(ctx, gwire.OpRequest, d) // a lone request goes out at once
+	}
+	if err != nil { // not Ready, or the write failed: perhaps sent
 		t.take(c.nonce)
 		return &Call{err: ErrLost}
 	}

@@ -134,30 +134,41 @@ func TestAnswerUnknown(t *testing.T) {
 	assert.Empty(t, tn.pending)
 }
 
-// op 100's d carries the request as the service reads it, the body as it was encoded, and no body
-// at all when there is none.
+// op 100's d carries the request as the service reads it, the body as appendBody encodes it (its
+// own encoder, else encoding/json), and no body at all when there is none.
 func TestRequestData(t *testing.T) {
 	type request struct {
 		Nonce, Method, Path string
 		Body                json.RawMessage
 	}
-	for _, tc := range []request{
-		{"n1", "POST", "/lobbies/1/messages", json.RawMessage(`{"content":"<é \"quoted\">","metadata":{"k":"v"}}`)},
-		{"n2", "GET", "/users/@me", nil},
+	for _, tc := range []struct {
+		nonce, method, path string
+		body                any
+		want                string // the body's JSON
+	}{
+		{"n1", "POST", "/lobbies/1/messages", wire.LobbyMessageRequest{Content: `<é "quoted">`, Metadata: map[string]string{"k": "v"}},
+			`{"content":"\u003cé \"quoted\"\u003e","metadata":{"k":"v"}}`},
+		{"n2", "GET", "/users/@me", nil, ""},
 		// Bytes that need an escape in JSON go through encoding/json.
-		{"n3\"", "GET", "/a\\b?q=<&>\u00e9\n", json.RawMessage(`[]`)},
+		{"n3\"", "GET", "/a\\b?q=<&>\u00e9\n", []int{}, `[]`},
 	} {
-		d, err := requestData(tc.Nonce, tc.Method, tc.Path, tc.Body)
-		require.NoError(t, err, "%s: %s", tc.Nonce, d)
-		require.True(t, json.Valid(d), "%s: %s %v", tc.Nonce, d, err)
+		d, err := requestData(tc.nonce, tc.method, tc.path, tc.body)
+		require.NoError(t, err, "%s: %s", tc.nonce, d)
+		require.True(t, json.Valid(d), "%s: %s %v", tc.nonce, d, err)
 		var got request
 		err = json.Unmarshal(d, &got)
-		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
-		require.Equal(t, tc, got, "%s: decoded %+v from %s (%v)", tc.Nonce, got, d, err)
+		require.NoError(t, err, "%s: decoded %+v from %s (%v)", tc.nonce, got, d, err)
+		want := request{tc.nonce, tc.method, tc.path, nil}
+		if tc.want != "" {
+			want.Body = json.RawMessage(tc.want)
+		}
+		require.Equal(t, want, got, "%s: decoded %+v from %s (%v)", tc.nonce, got, d, err)
 	}
+	_, err := requestData("n4", "POST", "/x", func() {})
+	require.Error(t, err, "a body encoding/json cannot encode")
 }
 
-// encodeBody encodes a body with its own encoder when it has one, exactly as encoding/json
+// appendBody encodes a body with its own encoder when it has one, exactly as encoding/json
 // would; a nil pointer and other values go to encoding/json.
 func TestEncodeBody(t *testing.T) {
 	var nilReq *wire.LobbyMessageRequest
@@ -169,13 +180,14 @@ func TestEncodeBody(t *testing.T) {
 	} {
 		want, err := json.Marshal(v)
 		require.NoError(t, err)
-		got, err := encodeBody(v)
+		got, err := appendBody([]byte("prefix"), v)
 		require.NoError(t, err, "%#v", v)
-		assert.Equal(t, string(want), string(got), "%#v", v)
+		assert.Equal(t, "prefix"+string(want), string(got), "%#v", v)
 	}
-	got, err := encodeBody(nil)
+	got, err := appendBody([]byte("prefix"), nil)
 	require.NoError(t, err)
-	assert.Nil(t, got, "no body")
+	assert.Equal(t, "prefix", string(got), "no body")
+
 }
 
 // Send writes the request before it returns, on the caller's goroutine, and Then delivers the
@@ -302,4 +314,41 @@ func TestSendThenHandsOffWhenBusy(t *testing.T) {
 	tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(error) {})
 	assert.Len(t, handed, 1, "inline again")
 	assert.Len(t, s.sent, MaxInline+2)
+}
+
+// laterSender is a sender that also writes later (LaterSender), and records which way each
+// request went.
+type laterSender struct {
+	sender
+	ways []string
+}
+
+func (s *laterSender) SendRaw(ctx context.Context, op int, d []byte) error {
+	s.ways = append(s.ways, "now")
+	return s.sender.SendRaw(ctx, op, d)
+}
+
+func (s *laterSender) SendRawLater(ctx context.Context, op int, d []byte) error {
+	s.ways = append(s.ways, "later")
+	return s.sender.SendRaw(ctx, op, d)
+}
+
+// A lone request is written at once (SendRaw); one sent while others wait for their answers may
+// go out later with others (SendRawLater), and a lone one at once again once they are answered.
+func TestSendLaterWhileOthersWait(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	s := &laterSender{}
+	req := rest.Request{Method: "POST", Path: "/x"}
+	first := tn.Send(context.Background(), s, req)
+	second := tn.Send(context.Background(), s, req)
+	require.True(t, first.Sent())
+	require.True(t, second.Sent())
+	assert.Equal(t, []string{"now", "later"}, s.ways)
+	tn.Answer(result(first.nonce, 204, `null`))
+	tn.Answer(result(second.nonce, 204, `null`))
+	tn.Send(context.Background(), s, req)
+	assert.Equal(t, []string{"now", "later", "now"}, s.ways)
+	_, plain := any(&s.sender).(LaterSender)
+	assert.False(t, plain, "a Sender without SendRawLater is written at once (TestSendThenHandsOffWhenBusy)")
 }
