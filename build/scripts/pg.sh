@@ -68,13 +68,20 @@ case "$cmd" in
   run)
     dir=$2
     shift 2
+    mkdir -p "$dir"
+    # A port below Linux's ephemeral range (32768 and up), which no outgoing connection takes
+    # as its own end: a port nothing listens on may still be one (bind then fails), so a start
+    # that fails is tried again on another port.
     port=
     for try in $(seq 1 20); do
-      p=$((20000 + RANDOM % 30000))
-      (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { port=$p; break; }
+      p=$((20000 + RANDOM % 12000))
+      (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
+      if "$0" start "$dir" "$p" 2>"$dir/start.err"; then
+        port=$p
+        break
+      fi
     done
-    [ -n "$port" ] || { echo "pg.sh: no free port" >&2; exit 1; }
-    "$0" start "$dir" "$port"
+    [ -n "$port" ] || { cat "$dir/start.err" >&2; echo "pg.sh: no free port" >&2; exit 1; }
     trap '"$0" stop "$dir"' EXIT
     SDKPP_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable" "$@"
     ;;
