@@ -644,6 +644,12 @@ static class AuthE2E
                 if (me == 0 && n == 960 && rate == 48000 && channels == 1) Interlocked.Increment(ref capturedFrames);
                 if (take.Talk) take.Play(me, data, (int)n);
             };
+            // The voice goes in unprocessed, as in the Go harness (tests/internal/threecall) and
+            // the C++ program: what is scored is the call. Echo cancellation and gain control
+            // adapting while three players in one process talk at once score as distortion.
+            clients[i].SetNoiseSuppression(false);
+            clients[i].SetEchoCancellation(false);
+            clients[i].SetAutomaticGainControl(false);
             calls[i] = clients[i].StartCallWithAudioCallbacks(lobby, received, captured);
             if (calls[i] == null) continue;
             calls[i].SetSpeakingStatusChangedCallback((user, speaking) =>
