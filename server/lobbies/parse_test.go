@@ -2,12 +2,14 @@ package lobbies
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"sdkpp/server/httpx"
 	"sdkpp/wire"
 )
 
@@ -99,4 +101,30 @@ func TestParseMessageAllocatesItsStringsOnly(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 2.0, allocs)
+}
+
+// A message carried by a gateway session, whose object is checked as its fields are read, reads
+// as the same body sent over HTTP: the same request or the same error.
+func TestParseMessageOverGatewayAsOverHTTP(t *testing.T) {
+	for _, tc := range []struct{ name, ct, body string }{
+		{"usual", "application/json", ` {"content":"hi","nonce":"n"} `},
+		{"invalid", "application/json", `{"content":`},
+		{"trailing bytes", "application/json", `{"content":"hi"} x`},
+		{"two objects", "application/json", `{"content":"hi"}{}`},
+		{"invalid UTF-8 in a key", "application/json", "{\"c\xff\":1,\"content\":\"hi\"}"},
+		{"escaped key", "application/json", `{"cont\u0065nt":"hi"}`},
+		{"an array", "application/json", `[{"content":"hi"}]`},
+		{"empty", "application/json", ``},
+		{"another type", "text/plain", `{"content":"hi"}`},
+		{"too large", "application/json", `{"content":"` + strings.Repeat("a", httpx.MaxBody) + `"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/x", strings.NewReader(tc.body))
+			r.Header.Set("Content-Type", tc.ct)
+			want, wantErr := parseMessage((&request{Request: r}).readBody())
+			got, err := parseMessage((&request{contentType: tc.ct, body: []byte(tc.body)}).readBody())
+			require.Equal(t, wantErr, err)
+			assert.Equal(t, want, got)
+		})
+	}
 }

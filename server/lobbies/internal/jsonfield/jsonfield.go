@@ -53,6 +53,7 @@ func Join(path, name string) string {
 func Object(raw json.RawMessage, path string) (Fields, error) { return ObjectIn(raw, path, nil) }
 
 // ObjectIn is Object with its members appended to buf, which a caller may give room on its stack.
+// raw need not be valid JSON: invalid JSON is the error of a body that is (wire.InvalidJSON).
 func ObjectIn(raw json.RawMessage, path string, buf []Member) (Fields, error) {
 	f := Fields{Path: path, kv: buf[:0]}
 	if IsNull(raw) {
@@ -63,6 +64,9 @@ func ObjectIn(raw json.RawMessage, path string, buf []Member) (Fields, error) {
 		return f, nil
 	}
 	f.kv = f.kv[:0]
+	if !json.Valid(raw) { // raw was not checked before (a body ObjectIn checks)
+		return f, wire.InvalidJSON()
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return f, wire.InvalidAt(path, "DICT_TYPE_CONVERT", "Only dictionaries may be used in a DictType")
