@@ -16,6 +16,7 @@ import (
 	"sdkpp/server/gateway/internal/oprequest"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/payload"
+	"sdkpp/server/gateway/internal/replay"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -47,8 +48,9 @@ type conn struct {
 	// leave in order: by the loop (flush), or by a dispatcher writing them itself (flushNow).
 	// It is taken before Hub.mu.
 	flushMu   sync.Mutex
-	lastWrite time.Time // when dispatches were last written; guarded by flushMu
-	backlog   bool      // the last write carried several dispatches: paced as if busy (pace); flushMu
+	lastWrite time.Time          // when dispatches were last written; guarded by flushMu
+	backlog   bool               // the last write carried several dispatches: paced as if busy (pace); flushMu
+	taken     []wsframe.Dispatch // what take returned last, its array used again; flushMu
 
 	// Guarded by Hub.mu; sent is written only with flushMu held too.
 	sess *session
@@ -816,10 +818,11 @@ func (c *conn) take() ([]wsframe.Dispatch, bool) {
 	if s == nil || s.conn != c {
 		return nil, true
 	}
-	pending, ok := s.After(c.sent)
+	pending, ok := s.AppendAfter(c.taken[:0], c.sent)
 	if ok && len(pending) > 0 {
 		c.sent = pending[len(pending)-1].Seq
 	}
+	c.taken = replay.Reusable(pending)
 	return pending, ok
 }
 

@@ -522,13 +522,10 @@ func (h *Hub) dispatchTo(userIDs []uint64, event string, data any, f filter) {
 // resumed here with them); nothing this node pushes of its own comes between them.
 func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 	evs := make([][]byte, len(ds))
-	var buf []byte // the events' names as JSON strings, one after another
 	for i := range ds {
-		start := len(buf)
-		buf = wire.AppendString(buf, ds[i].Event)
-		evs[i] = buf[start:len(buf):len(buf)] // an earlier one keeps the array it was appended to
+		evs[i] = wsframe.EventName(ds[i].Event)
 	}
-	var live []*conn
+	live := make([]*conn, 0, 16) // on the stack for a small lobby's
 	pushed := make([]int, len(ds))
 	h.mu.Lock()
 	now := h.cfg.Clock.Now()

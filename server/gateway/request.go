@@ -145,7 +145,7 @@ func (h *Hub) answer(s *session, ds ...[]byte) {
 		return
 	}
 	for _, d := range ds {
-		s.Push([]byte(`"`+gwire.EventRequestResult+`"`), d, h.cfg.ReplayLimit)
+		s.Push(oprequest.ResultEvent, d, h.cfg.ReplayLimit)
 	}
 	c := s.conn
 	h.mu.Unlock()

@@ -76,9 +76,9 @@ func TestRecorder(t *testing.T) {
 	require.Equal(t, "x", w.Body.String())
 }
 
-// DecodeJSONBytes, for a body another carrier brought, gives what DecodeJSON gives for the same
+// RawJSONBytes, for a body another carrier brought, gives what DecodeJSON gives for the same
 // content type and body: the same value or the same error.
-func TestDecodeJSONBytesAsDecodeJSON(t *testing.T) {
+func TestRawJSONBytesAsDecodeJSON(t *testing.T) {
 	for _, tc := range []struct {
 		name, ct, body string
 	}{
@@ -88,6 +88,7 @@ func TestDecodeJSONBytesAsDecodeJSON(t *testing.T) {
 		{"another type", "text/plain", `{"a":1}`},
 		{"empty", "application/json", ``},
 		{"invalid", "application/json", `{"a":`},
+		{"not UTF-8", "application/json", "\"\xff\""},
 		{"too large", "application/json", `"` + strings.Repeat("a", MaxBody) + `"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,9 +96,9 @@ func TestDecodeJSONBytesAsDecodeJSON(t *testing.T) {
 			if tc.ct != "" {
 				r.Header.Set("Content-Type", tc.ct)
 			}
-			var overHTTP, carried json.RawMessage
+			var overHTTP json.RawMessage
 			want := DecodeJSON(r, &overHTTP)
-			got := DecodeJSONBytes(tc.ct, []byte(tc.body), &carried)
+			carried, got := RawJSONBytes(tc.ct, []byte(tc.body))
 			require.Equal(t, want, got)
 			require.Equal(t, string(overHTTP), string(carried))
 		})

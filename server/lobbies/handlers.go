@@ -388,6 +388,7 @@ type gatewaySend struct {
 	s      *Service
 	q      request
 	stored func() error // waits for its commit
+	enc    wire.Encoded // the message accepted, kept here rather than in out (an allocation)
 	out    any
 	err    error
 }
@@ -395,11 +396,10 @@ type gatewaySend struct {
 func (g *gatewaySend) send(q *request) (any, error) {
 	q.hold = true
 	enc, stored, err := g.s.send(q)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		g.enc, g.stored = enc, stored
 	}
-	g.stored = stored
-	return enc, nil
+	return nil, err
 }
 
 func (g *gatewaySend) answer() (int, []byte) {
@@ -407,8 +407,8 @@ func (g *gatewaySend) answer() (int, []byte) {
 	if g.err == nil {
 		g.err = g.stored()
 	}
-	if enc, ok := g.out.(wire.Encoded); ok && g.err == nil {
-		return http.StatusOK, enc
+	if g.enc != nil && g.err == nil {
+		return http.StatusOK, g.enc
 	}
 	return httpx.AnswerOf(g.q.ctx, http.MethodPost, "/lobbies/"+g.q.lobbyPath+"/messages", g.s.Logger, g.out, g.err)
 }

@@ -13,18 +13,11 @@ import (
 
 // A TCP socket takes what its buffer has room for at once; a pipe is no socket.
 func TestWrite(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer c.Close()
-	peer, err := ln.Accept()
-	require.NoError(t, err)
-	defer peer.Close()
+	c, peer := tcpPair(t)
 
 	require.True(t, Supported(c))
-	n, err := Write(c, []byte("hello"))
+	var w Writer
+	n, err := w.Write(c, []byte("hello"))
 	require.NoError(t, err)
 	assert.Equal(t, 5, n)
 	got := make([]byte, 5)
@@ -36,7 +29,7 @@ func TestWrite(t *testing.T) {
 	// without blocking.
 	big := make([]byte, 1<<20)
 	for range 64 {
-		if n, err = Write(c, big); err != nil || n == 0 {
+		if n, err = w.Write(c, big); err != nil || n == 0 {
 			break
 		}
 	}
@@ -47,7 +40,38 @@ func TestWrite(t *testing.T) {
 	defer p1.Close()
 	defer p2.Close()
 	assert.False(t, Supported(p1), "a pipe is no socket")
-	n, err = Write(p1, []byte("x"))
+	var pw Writer
+	n, err = pw.Write(p1, []byte("x"))
 	assert.Zero(t, n)
 	assert.NoError(t, err)
+}
+
+// A Writer's writes after its first allocate nothing.
+func TestWriterAllocatesNothing(t *testing.T) {
+	c, peer := tcpPair(t)
+	go io.Copy(io.Discard, peer) //nolint:errcheck // ends when the test closes peer
+
+	var w Writer
+	p := []byte("hello")
+	_, err := w.Write(c, p)
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if n, err := w.Write(c, p); err != nil || n != len(p) {
+			t.Fatal(n, err)
+		}
+	}))
+}
+
+// tcpPair is a TCP connection on loopback and its peer, closed when the test ends.
+func tcpPair(t *testing.T) (c, peer net.Conn) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	c, err = net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	peer, err = ln.Accept()
+	require.NoError(t, err)
+	t.Cleanup(func() { peer.Close() })
+	return c, peer
 }

@@ -120,6 +120,9 @@ func serve(h http.Handler, ctx context.Context, remoteAddr, auth string, r gwire
 	return w.Status, w.Body.Bytes()
 }
 
+// ResultEvent is gwire.EventRequestResult as a JSON string, the event of every Result, shared.
+var ResultEvent = []byte(`"` + gwire.EventRequestResult + `"`)
+
 // Internal is the answer of a request whose handler panicked.
 func Internal() (int, []byte) {
 	return http.StatusInternalServerError, ErrorBody(0, "500: Internal Server Error")
@@ -146,6 +149,7 @@ type Queue struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	handed  [][]item // handed, in order, not taken yet
+	spare   []item   // a dispatched batch's array, emptied, for the next batch's Adds
 	waiting int      // requests handed and not dispatched yet, the goroutine's batch included
 	running bool     // the goroutine was started
 	closed  bool
@@ -206,7 +210,7 @@ func (q *Queue) Hand() {
 	q.mu.Lock()
 	q.handed = append(q.handed, q.next)
 	q.waiting += len(q.next)
-	q.next = nil
+	q.next, q.spare = q.spare, nil // a batch in a steady stream costs no allocation
 	if !q.running && !q.closed {
 		q.running = true
 		go q.run()
@@ -252,7 +256,9 @@ func (q *Queue) run() {
 		batch := q.take()
 		q.mu.Unlock()
 		q.dispatch(batch)
+		clear(batch) // its answers' memory goes
 		q.mu.Lock()
+		q.spare = batch[:0]
 		q.waiting -= len(batch)
 		q.changed.Broadcast()
 	}

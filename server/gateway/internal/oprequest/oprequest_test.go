@@ -248,3 +248,21 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// A batch's array is used again for the next batch's Adds once its results were sent: a steady
+// stream of batches allocates their results only (Result's, and the list of them).
+func TestQueueReusesBatches(t *testing.T) {
+	q := NewQueue(64, func([][]byte) {}, func(any) {})
+	defer q.Close()
+	body := []byte(`{}`)
+	answer := func() (int, []byte) { return 200, body }
+	batch := func() {
+		for range 4 {
+			q.Add("n", answer)
+		}
+		q.Wait()
+	}
+	batch() // starts the goroutine
+	allocs := testing.AllocsPerRun(100, batch)
+	assert.Equal(t, float64(1+4), allocs, "the list of results and each result")
+}

@@ -71,14 +71,29 @@ func (b *Buffer) Prepend(list []wsframe.Dispatch, limit int) {
 
 // After returns a copy of the held dispatches with a sequence number above seq, and whether the
 // buffer still holds all of them (false when some were dropped).
-func (b *Buffer) After(seq int64) ([]wsframe.Dispatch, bool) {
+func (b *Buffer) After(seq int64) ([]wsframe.Dispatch, bool) { return b.AppendAfter(nil, seq) }
+
+// AppendAfter is After appending the copy to dst, whose array a caller may use again.
+func (b *Buffer) AppendAfter(dst []wsframe.Dispatch, seq int64) ([]wsframe.Dispatch, bool) {
 	held := b.buf[b.head:]
 	if seq >= b.seq {
-		return nil, true
+		return dst, true
 	}
 	if seq < b.dropped {
-		return nil, false
+		return dst, false
 	}
 	i, _ := slices.BinarySearchFunc(held, seq+1, func(e wsframe.Dispatch, seq int64) int { return cmp.Compare(e.Seq, seq) })
-	return append([]wsframe.Dispatch(nil), held[i:]...), true
+	return append(dst, held[i:]...), true
+}
+
+// maxReused is the most dispatches whose array Reusable keeps.
+const maxReused = 64
+
+// Reusable returns list, a copy of dispatches (AppendAfter's), to be appended to again in its
+// place; nil when it is a catch-up's, too large to keep.
+func Reusable(list []wsframe.Dispatch) []wsframe.Dispatch {
+	if cap(list) > maxReused {
+		return nil
+	}
+	return list
 }

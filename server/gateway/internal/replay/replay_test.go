@@ -89,3 +89,38 @@ func TestPrependDoesNotShareTheList(t *testing.T) {
 	assert.Equal(t, []wsframe.Dispatch{{Seq: 1}, {Seq: 2}}, list, "the caller's list is untouched")
 	assert.Equal(t, []wsframe.Dispatch{{Seq: 1}, {Seq: 2}, {}, {}, {}, {}, {}, {}}, list[:8], "nor its spare capacity")
 }
+
+// AppendAfter appends to the array it is given, which Reusable keeps for the next call unless it
+// grew past a catch-up's size: a connection's takes in a steady stream allocate nothing.
+func TestAppendAfterReusesItsArray(t *testing.T) {
+	var s Buffer
+	var taken []wsframe.Dispatch
+	take := func(seq int64) []wsframe.Dispatch {
+		got, ok := s.AppendAfter(taken[:0], seq)
+		require.True(t, ok)
+		taken = Reusable(got)
+		return got
+	}
+	for range 3 {
+		s.Push([]byte(`"N"`), []byte("1"), 1000)
+	}
+	got := take(0)
+	require.Len(t, got, 3)
+	event, two, three := []byte(`"N"`), []byte("2"), []byte("3")
+	allocs := testing.AllocsPerRun(100, func() {
+		seq := s.Seq()
+		s.Push(event, two, 1000)
+		s.Push(event, three, 1000)
+		if got := take(seq); len(got) != 2 || string(got[1].Data) != "3" {
+			t.Fatal(got)
+		}
+	})
+	assert.Zero(t, allocs)
+
+	seq := s.Seq()
+	for range maxReused + 1 {
+		s.Push([]byte(`"N"`), []byte("4"), 1000)
+	}
+	require.Len(t, take(seq), maxReused+1)
+	assert.Nil(t, taken, "a catch-up's array is not kept")
+}

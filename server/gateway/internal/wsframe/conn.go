@@ -46,6 +46,8 @@ type Conn struct {
 
 	// z compresses text messages (see Compress); nil sends them as they are. Guarded by mu.
 	z *compressor
+
+	nb nonblock.Writer // WriteNow's, guarded by mu
 }
 
 // Compress makes the connection's later text messages go out compressed in mode, unless they
@@ -166,7 +168,7 @@ func (b *Conn) WriteNow(list []Dispatch) (kept bool, err error) {
 		b.buf = buf
 		return true, nil
 	}
-	n, err := nonblock.Write(b.Conn, *buf)
+	n, err := b.nb.Write(b.Conn, *buf)
 	if err != nil {
 		*buf = (*buf)[:0]
 		batchBufs.Put(buf)

@@ -1,6 +1,12 @@
 package wsframe
 
-import "strconv"
+import (
+	"maps"
+	"strconv"
+	"sync/atomic"
+
+	"sdkpp/wire"
+)
 
 // Dispatch is one dispatch a session holds for delivery and replay. Its event name and data are
 // shared by every session the dispatch went to; the frame is built when it is written, so that
@@ -38,4 +44,31 @@ func dispatchLen(seq int64, event, d []byte) int {
 		digits++
 	}
 	return len(`{"op":0,"d":`) + len(d) + len(`,"s":`) + digits + len(`,"t":`) + len(event) + 1
+}
+
+// eventNames holds the event names quoted by EventName, copied on write: read without a lock.
+var eventNames atomic.Pointer[map[string][]byte]
+
+// maxEventNames bounds eventNames: the service's event names are a few dozen, and one beyond
+// the bound is quoted anew each time.
+const maxEventNames = 256
+
+// EventName returns name as a JSON string, for Dispatch.Event: the same bytes for every dispatch
+// of the event, shared (they must not be modified), so that a push quotes no name.
+func EventName(name string) []byte {
+	names := eventNames.Load()
+	if names != nil {
+		if q, ok := (*names)[name]; ok {
+			return q
+		}
+	}
+	q := wire.AppendString(nil, name)
+	if names == nil || len(*names) < maxEventNames {
+		next := map[string][]byte{name: q}
+		if names != nil {
+			maps.Copy(next, *names)
+		}
+		eventNames.CompareAndSwap(names, &next) // one that lost a race is quoted again next time
+	}
+	return q
 }

@@ -18,3 +18,19 @@ func TestDispatchFrame(t *testing.T) {
 		assert.Len(t, f, dispatchLen(e.Seq, e.Event, e.Data), "seq %d", seq)
 	}
 }
+
+// EventName quotes a name as encoding/json does, and gives the same bytes for it every time,
+// up to a bound of names; past it, a name is quoted anew, still right.
+func TestEventName(t *testing.T) {
+	a := EventName("LOBBY_MESSAGE_CREATE")
+	assert.Equal(t, `"LOBBY_MESSAGE_CREATE"`, string(a))
+	assert.Same(t, &a[0], &EventName("LOBBY_MESSAGE_CREATE")[0], "shared")
+	assert.Equal(t, `"a\"b"`, string(EventName(`a"b`)))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { EventName("LOBBY_MESSAGE_CREATE") }))
+	for i := range maxEventNames + 10 {
+		name := "E" + strconv.Itoa(i)
+		assert.Equal(t, `"`+name+`"`, string(EventName(name)))
+	}
+	assert.Len(t, *eventNames.Load(), maxEventNames, "bounded")
+	assert.Equal(t, `"LOBBY_MESSAGE_CREATE"`, string(EventName("LOBBY_MESSAGE_CREATE")))
+}

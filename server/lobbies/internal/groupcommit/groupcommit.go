@@ -50,9 +50,10 @@ type Writer struct {
 	mu         sync.Mutex
 	changed    *sync.Cond // signalled when a commit ends
 	queue      []*Pending
-	queued     uint64 // messages given to Enqueue
-	done       uint64 // messages whose commit has been tried (the first done of queued)
-	committing bool   // a waiter is committing a group
+	spare      []*Pending // a committed group's array, emptied, for the next group's queue
+	queued     uint64     // messages given to Enqueue
+	done       uint64     // messages whose commit has been tried (the first done of queued)
+	committing bool       // a waiter is committing a group
 	closed     bool
 }
 
@@ -119,7 +120,7 @@ func (w *Writer) waitLocked(ready func() bool) {
 // commitLocked takes the queue and commits it as one group, with mu released meanwhile.
 func (w *Writer) commitLocked() {
 	batch := w.queue
-	w.queue = nil
+	w.queue, w.spare = w.spare, nil
 	w.committing = true
 	w.mu.Unlock()
 	err := Commit(w.st, batch, nil)
@@ -137,6 +138,8 @@ func (w *Writer) commitLocked() {
 	}
 	w.done += uint64(len(batch))
 	w.committing = false
+	clear(batch)
+	w.spare = batch[:0]
 	w.changed.Broadcast()
 }
 
@@ -161,6 +164,9 @@ func (w *Writer) Close() {
 // when not nil, is stored in the outbox with them, the batch being one lobby's.
 func Commit(st store.Store, batch []*Pending, out *store.OutboxRows) error {
 	ctx := context.Background()
+	if oneLobby(batch) { // the usual group: no grouping to do
+		return storeLobby(ctx, st, batch, out)
+	}
 	var lobbies [][]*Pending // the batch by lobby, in order
 	at := make(map[uint64]int, 1)
 	for _, p := range batch {
@@ -172,35 +178,44 @@ func Commit(st store.Store, batch []*Pending, out *store.OutboxRows) error {
 		}
 		lobbies[i] = append(lobbies[i], p)
 	}
-	if out != nil && len(lobbies) != 1 {
+	if out != nil {
 		return fmt.Errorf("lobby messages: outbox events for %d lobbies", len(lobbies))
-	}
-	storeLobby := func(st store.Store, ps []*Pending) error {
-		msgs := make([]*store.LobbyMessage, len(ps))
-		var hooks []*store.WebhookDelivery
-		for i, p := range ps {
-			msgs[i] = p.Msg
-			if p.Hook != nil {
-				hooks = append(hooks, p.Hook)
-			}
-		}
-		id := ps[0].Msg.LobbyID
-		if err := st.StoreLobbyMessages(ctx, id, msgs, hooks, out); err != nil {
-			return fmt.Errorf("lobby %d, messages %d to %d: %w", id, msgs[0].ID, msgs[len(msgs)-1].ID, err)
-		}
-		return nil
-	}
-	if len(lobbies) == 1 {
-		return storeLobby(st, lobbies[0])
 	}
 	return st.WithTx(ctx, func(st store.Store) error {
 		for _, ps := range lobbies {
-			if err := storeLobby(st, ps); err != nil {
+			if err := storeLobby(ctx, st, ps, nil); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// oneLobby reports whether the messages of batch, at least one, are all of one lobby.
+func oneLobby(batch []*Pending) bool {
+	for _, p := range batch {
+		if p.Msg.LobbyID != batch[0].Msg.LobbyID {
+			return false
+		}
+	}
+	return len(batch) > 0
+}
+
+// storeLobby stores ps, messages of one lobby, and their webhook rows with out (nil: none).
+func storeLobby(ctx context.Context, st store.Store, ps []*Pending, out *store.OutboxRows) error {
+	msgs := make([]*store.LobbyMessage, len(ps))
+	var hooks []*store.WebhookDelivery
+	for i, p := range ps {
+		msgs[i] = p.Msg
+		if p.Hook != nil {
+			hooks = append(hooks, p.Hook)
+		}
+	}
+	id := ps[0].Msg.LobbyID
+	if err := st.StoreLobbyMessages(ctx, id, msgs, hooks, out); err != nil {
+		return fmt.Errorf("lobby %d, messages %d to %d: %w", id, msgs[0].ID, msgs[len(msgs)-1].ID, err)
+	}
+	return nil
 }
 
 // HasHook reports whether a message of batch has a webhook row.

@@ -149,3 +149,69 @@ func TestAwaitYieldsOnlyToWait(t *testing.T) {
 	require.Equal(t, [][]uint64{{1, 2, 3}}, st.groups, "one group")
 	require.Equal(t, 1, yields, "the first waiter yields, the others find their messages committed")
 }
+
+// lobbyStore is a store.Store whose StoreLobbyMessages records the lobby and the messages'
+// ids of each call, and whose transactions record nothing of their own.
+type lobbyStore struct {
+	store.Store
+	calls [][2]uint64 // lobby id, message count
+	txs   int
+}
+
+func (s *lobbyStore) StoreLobbyMessages(_ context.Context, id uint64, ms []*store.LobbyMessage, _ []*store.WebhookDelivery, _ *store.OutboxRows) error {
+	s.calls = append(s.calls, [2]uint64{id, uint64(len(ms))})
+	return nil
+}
+
+func (s *lobbyStore) WithTx(_ context.Context, fn func(store.Store) error) error {
+	s.txs++
+	return fn(s)
+}
+
+func inLobby(lobby, id uint64) *Pending {
+	return &Pending{Msg: &store.LobbyMessage{ID: id, LobbyID: lobby}}
+}
+
+// A batch of one lobby is one StoreLobbyMessages, outside a transaction of the writer's; a batch
+// of several lobbies is one call per lobby, in the order of their first messages, in one
+// transaction; outbox events go only with one lobby's batch.
+func TestCommitByLobby(t *testing.T) {
+	st := &lobbyStore{}
+	require.NoError(t, Commit(st, []*Pending{inLobby(1, 1), inLobby(1, 2)}, nil))
+	require.Equal(t, [][2]uint64{{1, 2}}, st.calls)
+	require.Zero(t, st.txs)
+
+	st = &lobbyStore{}
+	require.NoError(t, Commit(st, []*Pending{inLobby(2, 1), inLobby(1, 2), inLobby(2, 3)}, nil))
+	require.Equal(t, [][2]uint64{{2, 2}, {1, 1}}, st.calls)
+	require.Equal(t, 1, st.txs)
+
+	require.Error(t, Commit(st, []*Pending{inLobby(2, 1), inLobby(1, 2)}, &store.OutboxRows{}))
+	require.Error(t, Commit(st, nil, &store.OutboxRows{}))
+}
+
+// A group of one lobby costs Commit the list of its messages only, and the writer reuses a
+// committed group's array for the next: a steady stream of groups allocates nothing else.
+func TestCommitOfOneLobbyAllocations(t *testing.T) {
+	st := &lobbyStore{calls: make([][2]uint64, 0, 1000)}
+	w := New(st, quietLog(), nil, nil)
+	defer func(f func()) { yield = f }(yield)
+	yield = func() {}
+	group := make([]*Pending, 8)
+	for i := range group {
+		group[i] = inLobby(1, uint64(i))
+	}
+	send := func() {
+		for _, p := range group {
+			p.committed = false
+			w.Enqueue(p)
+		}
+		for _, p := range group {
+			if err := w.Await(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send() // the queue's array grows once
+	require.Equal(t, 1.0, testing.AllocsPerRun(100, send), "the list of the messages")
+}
