@@ -289,8 +289,11 @@ func plain(s string) bool {
 // the service answered with an error.
 func (t *Tunnel) Do(ctx context.Context, gw Sender, req rest.Request, out any) error {
 	c := t.Send(ctx, gw, req)
-	done := make(chan error, 1)
-	c.Then(out, func(err error) { done <- err })
+	if c.err != nil {
+		return c.err
+	}
+	done := make(chan error, 1) // not pooled: a channel made in a synctest bubble stays in it
+	c.then(out, nil, done)
 	select {
 	case err := <-done:
 		return err
@@ -313,10 +316,12 @@ type Call struct {
 	prev, next *Call
 	listed     bool
 
-	mu   sync.Mutex
-	got  *answer     // its answer, when it came before Then
-	out  any         // Then's
-	done func(error) // Then's; nil before Then
+	mu     sync.Mutex
+	got    *answer     // its answer, when it came before Then
+	out    any         // Then's
+	done   func(error) // Then's, or nil
+	doneC  chan error  // Do's, or nil: the outcome is sent on it
+	taking bool        // Then or Do waits for the outcome
 }
 
 // Send encodes req and writes it over gw on the calling goroutine, and returns the call whose
@@ -393,18 +398,32 @@ func (c *Call) Then(out any, done func(error)) {
 		done(c.err)
 		return
 	}
+	c.then(out, done, nil)
+}
+
+// then is Then for a sent call, the outcome going to done or, without done, sent on doneC.
+func (c *Call) then(out any, done func(error), doneC chan error) {
 	c.mu.Lock()
 	if c.got != nil { // answered already
 		a := *c.got
 		c.mu.Unlock()
-		done(outcome(a, out))
+		finish(outcome(a, out), done, doneC)
 		return
 	}
-	c.out, c.done = out, done
+	c.out, c.done, c.doneC, c.taking = out, done, doneC, true
 	c.mu.Unlock()
 	// Its deadline starts now, as the timer of each call did; an answer that came meanwhile took
 	// it already, and await leaves it.
 	c.t.await(c)
+}
+
+// finish hands an outcome to done, or sends it on doneC without done.
+func finish(err error, done func(error), doneC chan error) {
+	if done != nil {
+		done(err)
+		return
+	}
+	doneC <- err
 }
 
 // giveUp takes the call from those waiting, so that no answer is delivered to it any more, and
@@ -416,14 +435,15 @@ func (c *Call) giveUp() bool { return c.t.take(c.id) != nil }
 // the call (Tunnel.take) delivers it.
 func (c *Call) deliver(a answer) {
 	c.mu.Lock()
-	done, out := c.done, c.out
-	if done == nil {
-		a.body = bytes.Clone(a.body)
-		c.got = &a
+	taking, out, done, doneC := c.taking, c.out, c.done, c.doneC
+	if !taking {
+		kept := a // on the heap only on this path
+		kept.body = bytes.Clone(a.body)
+		c.got = &kept
 	}
 	c.mu.Unlock()
-	if done != nil {
-		done(outcome(a, out))
+	if taking {
+		finish(outcome(a, out), done, doneC)
 	}
 }
 
