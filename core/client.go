@@ -216,7 +216,7 @@ func (c *Client) Close() {
 
 // setClock puts the Client on clk (tests use a clock.Fake); only before anything has started.
 func (c *Client) setClock(clk clock.Clock) {
-	c.clock = clk
+	c.clock, c.tunnel.Clock = clk, clk
 	c.setAuth(clk)
 }
 

@@ -17,7 +17,7 @@ func (c *Client) idempotentCall(req rest.Request, out any, done func(error)) {
 		gw = g
 	}
 	handOff := func(f func()) { c.start(func(context.Context) { f() }) }
-	c.tunnel.SendThen(handOff, c.ctx, gw, c.clock, req, out, func(err error) {
+	c.tunnel.SendThen(handOff, c.ctx, gw, req, out, func(err error) {
 		if err == nil || !errors.Is(err, tunnel.ErrLost) {
 			done(err)
 			return

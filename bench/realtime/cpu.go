@@ -71,6 +71,8 @@ type cpuMeter struct {
 	s0, c0          time.Duration
 	// The server's read and write system calls during the spans, and at the span's start.
 	reads, writes, r0, w0 int64
+	// This program's (the clients'), likewise.
+	selfReads, selfWrites, sr0, sw0 int64
 }
 
 // start begins a span.
@@ -80,6 +82,9 @@ func (m *cpuMeter) start() error {
 		return err
 	}
 	if m.r0, m.w0, err = procSyscalls(m.server); err != nil {
+		return err
+	}
+	if m.sr0, m.sw0, err = procSyscalls(os.Getpid()); err != nil {
 		return err
 	}
 	m.c0, err = procCPU(os.Getpid())
@@ -100,6 +105,12 @@ func (m *cpuMeter) stop() error {
 	if err != nil {
 		return err
 	}
+	sr, sw, err := procSyscalls(os.Getpid())
+	if err != nil {
+		return err
+	}
+	m.selfReads += sr - m.sr0
+	m.selfWrites += sw - m.sw0
 	m.serverCPU += s - m.s0
 	m.self += c - m.c0
 	m.reads += r - m.r0
@@ -117,4 +128,11 @@ func (m *cpuMeter) perMessage(messages int) (server, self time.Duration) {
 func (m *cpuMeter) syscallsPerMessage(messages int) (reads, writes float64) {
 	n := float64(max(messages, 1))
 	return float64(m.reads) / n, float64(m.writes) / n
+}
+
+// selfSyscallsPerMessage is this program's (the clients') read and write system calls per
+// message.
+func (m *cpuMeter) selfSyscallsPerMessage(messages int) (reads, writes float64) {
+	n := float64(max(messages, 1))
+	return float64(m.selfReads) / n, float64(m.selfWrites) / n
 }

@@ -18,7 +18,6 @@ import (
 	"sdkpp/core/gateway"
 	"sdkpp/core/lobbies"
 	"sdkpp/core/tunnel"
-	"sdkpp/internal/clock"
 	"sdkpp/server"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -448,6 +447,9 @@ func (f *sdkppFanout) Close() {
 	for _, l := range f.listeners {
 		l.gw.Close()
 	}
+	if f.tunnel != nil {
+		f.tunnel.Lost() // stops its deadlines' timer
+	}
 }
 
 func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
@@ -497,7 +499,7 @@ func (f *sdkppFanout) sender(w int) (func(content string) error, error) {
 		gw := f.listeners[0].gw
 		return func(content string) error {
 			var m wire.LobbyMessage
-			return f.tunnel.Do(context.Background(), gw, clock.Real{}, lobbies.SendMessage("", id, content, nil), &m)
+			return f.tunnel.Do(context.Background(), gw, lobbies.SendMessage("", id, content, nil), &m)
 		}, nil
 	}
 	if w == len(f.posters) {

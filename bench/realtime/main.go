@@ -337,14 +337,18 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	br, bw := baseCPU.syscallsPerMessage(messages)
 	or, ow := ourCPU.syscallsPerMessage(messages)
 	fmt.Printf("  the server's system calls per message, reads / writes: redis-server %.1f / %.1f; sdkpp service %.1f / %.1f (SQLite's included)\n", br, bw, or, ow)
+	bcr, bcw := baseCPU.selfSyscallsPerMessage(messages)
+	ocr, ocw := ourCPU.selfSyscallsPerMessage(messages)
+	fmt.Printf("  the clients' system calls per message, reads / writes: Redis's %.1f / %.1f; sdkpp's %.1f / %.1f\n", bcr, bcw, ocr, ocw)
 	if floorFan != nil {
 		floorRate := float64(messages*members) / floorTime.Seconds()
 		fs, fc := floorCPU.perMessage(messages)
 		fr, fw := floorCPU.syscallsPerMessage(messages)
 		fmt.Printf("  floor: the required parts alone (one SQLite commit per batch in flight, one write per member per batch; bare clients; %d-byte data): %10.0f deliveries/s  ratio %.2fx of Redis, sdkpp/floor %.2fx\n",
 			size, floorRate, floorRate/baseRate, ourRate/floorRate)
-		fmt.Printf("    CPU per message: floor service %s, its clients %s; system calls per message, reads / writes: %.1f / %.1f (a lower bound on sdkpp's)\n",
-			r(fs), r(fc), fr, fw)
+		fcr, fcw := floorCPU.selfSyscallsPerMessage(messages)
+		fmt.Printf("    CPU per message: floor service %s, its clients %s; system calls per message, reads / writes: %.1f / %.1f (a lower bound on sdkpp's); its clients' %.1f / %.1f\n",
+			r(fs), r(fc), fr, fw, fcr, fcw)
 	}
 	return nil
 }

@@ -9,8 +9,13 @@ import (
 	"sdkpp/wire"
 )
 
-// path is the route of lobby id, followed by rest.
-func path(id uint64, rest string) string { return "/lobbies/" + strconv.FormatUint(id, 10) + rest }
+// path is the route of lobby id, followed by rest: one string made, where a concatenation would
+// make the id's text first (a lobby message's path is made for every message sent).
+func path(id uint64, rest string) string {
+	var buf [64]byte
+	b := strconv.AppendUint(append(buf[:0], "/lobbies/"...), id, 10)
+	return string(append(b, rest...))
+}
 
 // CreateOrJoin is the request that creates the lobby of secret for the game, or joins it, and
 // sets the lobby's and the player's member metadata.

@@ -1,6 +1,7 @@
 package tunnel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -8,7 +9,6 @@ import (
 	"testing"
 
 	"sdkpp/core/rest"
-	"sdkpp/internal/clock"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 
@@ -49,8 +49,9 @@ func BenchmarkSendAndAnswer(b *testing.B) {
 		req := rest.Request{Method: http.MethodPost, Path: "/lobbies/1234567890123456788/messages",
 			JSON: wire.LobbyMessageRequest{Content: "fanout " + strconv.Itoa(i), Nonce: NewNonce(), EnforceNonce: true}}
 		c := t.Send(context.Background(), gw, req)
-		c.Then(clock.Real{}, &out, done)
-		nonce := gw.d[len(`{"nonce":"`) : len(`{"nonce":"`)+20]
+		c.Then(&out, done)
+		nonce := gw.d[len(`{"nonce":"`):]
+		nonce = nonce[:bytes.IndexByte(nonce, '"')]
 		data = append(data[:0], `{"nonce":"`...)
 		data = append(data, nonce...)
 		data = append(data, `","status":200,"body":`...)
@@ -62,4 +63,38 @@ func BenchmarkSendAndAnswer(b *testing.B) {
 	require.Equal(b, msg.Content, out.Content)
 	var r gwire.RequestResult
 	require.NoError(b, json.Unmarshal(data, &r))
+}
+
+// A request over the tunnel, its wait and its answer allocate a bounded number of times: the call,
+// the request's encoding and the answer's decoding (a message's strings); no timer (deadlines),
+// no string for the nonce in the answer, nothing per answer when Then came first.
+func TestSendAndAnswerAllocations(t *testing.T) {
+	var tn Tunnel
+	tn.Enable(true)
+	gw := &lastSender{}
+	body := []byte(`{"id":"12","content":"hi","lobby_id":"3","author":{"id":"4","username":"p"},"timestamp":"2026-11-29T19:45:35Z"}`)
+	var data []byte
+	var out wire.LobbyMessage
+	req := rest.Request{Method: http.MethodPost, Path: "/lobbies/3/messages", JSON: wire.LobbyMessageRequest{Content: "hi", Nonce: "n", EnforceNonce: true}}
+	failed := 0
+	done := func(err error) {
+		if err != nil {
+			failed++
+		}
+	}
+	tn.Send(context.Background(), gw, req).Then(&out, done) // arms the deadlines' timer, once
+	tn.Lost()
+	allocs := testing.AllocsPerRun(200, func() {
+		c := tn.Send(context.Background(), gw, req)
+		c.Then(&out, done)
+		nonce := gw.d[len(`{"nonce":"`):]
+		nonce = nonce[:bytes.IndexByte(nonce, '"')]
+		data = append(append(append(append(data[:0], `{"nonce":"`...), nonce...), `","status":200,"body":`...), body...)
+		data = append(data, '}')
+		tn.Answer(data)
+	})
+	require.Zero(t, failed-1, "only the call Lost gave up failed")
+	// The call, the request's buffer, and the message's strings (content and timestamp; the
+	// nonce's text is a constant below 100, and one-byte strings are the runtime's).
+	require.LessOrEqual(t, allocs, 5.0)
 }

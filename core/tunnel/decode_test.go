@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/core/rest"
-	"sdkpp/internal/clock"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
@@ -100,7 +98,7 @@ func TestAnswerKeepsNoPartOfData(t *testing.T) {
 		ID string `json:"id"`
 	}
 	var outcome []error
-	c.Then(clock.NewFake(time.Unix(0, 0)), &out, func(err error) { outcome = append(outcome, err) })
+	c.Then(&out, func(err error) { outcome = append(outcome, err) })
 	require.Equal(t, []error{nil}, outcome, "answered before Then: delivered at once")
 	assert.Equal(t, "5", out.ID)
 }

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"sdkpp/core/rest"
 	"sdkpp/internal/clock"
@@ -53,9 +54,15 @@ type LaterSender interface {
 // Tunnel matches the answers of requests sent over the gateway to their callers. Its zero value
 // is ready to use; its methods may be called from any goroutine.
 type Tunnel struct {
-	enabled atomic.Bool // the service named gwire.FeatureRequests in the last READY
+	// Clock is the clock of the calls' deadlines (Wait); nil is the real clock. Set it before the
+	// first request.
+	Clock clock.Clock
+
+	enabled atomic.Bool   // the service named gwire.FeatureRequests in the last READY
+	last    atomic.Uint64 // the id of the last request: its nonce, in decimal
 	mu      sync.Mutex
-	pending map[string]*Call // the calls written and not answered, by nonce
+	pending map[uint64]*Call // the calls written and not answered, by id
+	waiting deadlines        // those of pending whose outcome Then awaits, by deadline
 }
 
 // Enable records whether the service of the current session takes requests over the gateway.
@@ -75,27 +82,38 @@ func NewNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
+// clock is the deadlines' clock.
+func (t *Tunnel) clock() clock.Clock {
+	if t.Clock == nil {
+		return clock.Real{}
+	}
+	return t.Clock
+}
+
 // register records c as written and waiting for its answer, and returns how many other calls
 // wait for theirs.
 func (t *Tunnel) register(c *Call) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.pending == nil {
-		t.pending = make(map[string]*Call)
+		t.pending = make(map[uint64]*Call)
 	}
 	others := len(t.pending)
-	t.pending[c.nonce] = c
+	t.pending[c.id] = c
 	return others
 }
 
-// take removes the call of nonce from those waiting and returns it; nil when it is not there
+// take removes the call of id from those waiting and returns it; nil when it is not there
 // (answered, lost or given up already). Whoever takes a call delivers its outcome: it is taken
 // once.
-func (t *Tunnel) take(nonce string) *Call {
+func (t *Tunnel) take(id uint64) *Call {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.pending[nonce]
-	delete(t.pending, nonce)
+	c := t.pending[id]
+	if c != nil {
+		delete(t.pending, id)
+		t.waiting.remove(c)
+	}
 	return c
 }
 
@@ -104,47 +122,89 @@ func (t *Tunnel) take(nonce string) *Call {
 // the call decodes its body from data while Answer runs, and copies it only when Then has not
 // been called yet.
 func (t *Tunnel) Answer(data json.RawMessage) {
-	r, ok := decodeResult(data)
-	if !ok || r.Nonce == "" {
+	nonce, status, body, ok := decodeAnswer(data)
+	if !ok {
 		return
 	}
-	if c := t.take(r.Nonce); c != nil {
-		c.deliver(answer{status: r.Status, body: r.Body})
+	id, ok := parseID(nonce)
+	if !ok {
+		return // not a nonce this tunnel gives
 	}
+	if c := t.take(id); c != nil {
+		c.deliver(answer{status: status, body: body})
+	}
+}
+
+// parseID reads a request's id from its nonce, the id in decimal as Send writes it (no sign, no
+// leading zero); false for any other text.
+func parseID(nonce []byte) (uint64, bool) {
+	if len(nonce) == 0 || len(nonce) > 20 || (nonce[0] == '0' && len(nonce) > 1) {
+		return 0, false
+	}
+	var id uint64
+	for _, c := range nonce {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		next := id*10 + uint64(c-'0')
+		if next/10 != id {
+			return 0, false // overflow
+		}
+		id = next
+	}
+	return id, true
 }
 
 // decodeResult decodes data, an SDKPP_REQUEST_RESULT dispatch's, as json.Unmarshal would (false
-// where it fails): in one pass for the shape the service sends, where encoding/json scans it
-// twice. Anything else (a key it does not know as written, which encoding/json might match
-// case-insensitively, an escaped nonce, a status that is not a plain integer, invalid JSON) goes
-// to encoding/json. The body is valid JSON, and it may be a part of data.
+// where it fails). The body is valid JSON, and it may be a part of data.
 func decodeResult(data []byte) (gwire.RequestResult, bool) {
-	var r gwire.RequestResult
-	ok := jsonscan.Object(data, func(k, v []byte) bool {
-		var ok bool
-		switch string(k) {
-		case "nonce":
-			r.Nonce, ok = jsonscan.Plain(v)
-		case "status":
-			n, err := strconv.Atoi(string(v))
-			r.Status, ok = n, err == nil
-		case "body":
-			r.Body, ok = v, true
-		}
-		return ok
-	})
-	if ok {
-		return r, true
-	}
-	r = gwire.RequestResult{}
-	return r, json.Unmarshal(data, &r) == nil
+	nonce, status, body, ok := decodeAnswer(data)
+	return gwire.RequestResult{Nonce: string(nonce), Status: status, Body: body}, ok
 }
 
-// Lost tells every waiting call that its answer may not come (the connection broke).
+// decodeAnswer is decodeResult with the nonce's text as bytes, a part of data when it needs no
+// decoding: in one pass for the shape the service sends, where encoding/json scans it twice, and
+// without a string for the nonce. Anything else (a key it does not know as written, which
+// encoding/json might match case-insensitively, an escaped nonce, a status that is not a plain
+// integer, invalid JSON) goes to encoding/json.
+func decodeAnswer(data []byte) (nonce []byte, status int, body json.RawMessage, ok bool) {
+	ok = jsonscan.Object(data, func(k, v []byte) bool {
+		switch string(k) {
+		case "nonce":
+			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return false // null, escaped, not a string or not UTF-8: encoding/json's
+			}
+			nonce = v[1 : len(v)-1]
+		case "status":
+			n, err := strconv.Atoi(string(v))
+			if err != nil {
+				return false
+			}
+			status = n
+		case "body":
+			body = v
+		default:
+			return false
+		}
+		return true
+	})
+	if ok {
+		return nonce, status, body, true
+	}
+	var r gwire.RequestResult
+	if json.Unmarshal(data, &r) != nil {
+		return nil, 0, nil, false
+	}
+	return []byte(r.Nonce), r.Status, r.Body, true
+}
+
+// Lost tells every waiting call that its answer may not come (the connection broke), and stops
+// the deadlines' timer.
 func (t *Tunnel) Lost() {
 	t.mu.Lock()
 	pending := t.pending
 	t.pending = nil
+	t.waiting.clear()
 	t.mu.Unlock()
 	for _, c := range pending {
 		c.deliver(answer{lost: true})
@@ -223,22 +283,22 @@ func plain(s string) bool {
 	return true
 }
 
-// Do sends req over gw (nil when there is no connection) and waits, on clk, for its answer, which
-// out receives as JSON. It fails with ErrLost when the request was not sent or may or may not
-// have run (the connection broke, the answer was late, or ctx ended first); with a *rest.Error
-// when the service answered with an error.
-func (t *Tunnel) Do(ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any) error {
+// Do sends req over gw (nil when there is no connection) and waits for its answer, which out
+// receives as JSON. It fails with ErrLost when the request was not sent or may or may not have
+// run (the connection broke, the answer was late, or ctx ended first); with a *rest.Error when
+// the service answered with an error.
+func (t *Tunnel) Do(ctx context.Context, gw Sender, req rest.Request, out any) error {
 	c := t.Send(ctx, gw, req)
-	done := make(chan error, 1)
-	c.Then(clk, out, func(err error) { done <- err })
+	if c.err != nil {
+		return c.err
+	}
+	done := make(chan error, 1) // not pooled: a channel made in a synctest bubble stays in it
+	c.then(out, nil, done)
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 		if c.giveUp() {
-			c.mu.Lock()
-			c.timer.Stop() // Then set it: the call was sent, or done would have had its outcome
-			c.mu.Unlock()
 			return ErrLost
 		}
 		return <-done // its outcome is being delivered
@@ -247,14 +307,21 @@ func (t *Tunnel) Do(ctx context.Context, gw Sender, clk clock.Clock, req rest.Re
 
 // Call is a request Send wrote over the gateway, or failed to; Then takes its outcome.
 type Call struct {
-	t     *Tunnel
-	nonce string
-	err   error // why it was not sent; nil when it was
+	t   *Tunnel
+	id  uint64
+	err error // why it was not sent; nil when it was
 
-	mu    sync.Mutex
-	got   *answer      // its answer, when it came before Then
-	then  func(answer) // what Then made of its done
-	timer clock.Timer  // Wait after Then, unless answered
+	// Its place among the Tunnel's deadlines (deadlines), guarded by the Tunnel's mu.
+	deadline   time.Time
+	prev, next *Call
+	listed     bool
+
+	mu     sync.Mutex
+	got    *answer     // its answer, when it came before Then
+	out    any         // Then's
+	done   func(error) // Then's, or nil
+	doneC  chan error  // Do's, or nil: the outcome is sent on it
+	taking bool        // Then or Do waits for the outcome
 }
 
 // Send encodes req and writes it over gw on the calling goroutine, and returns the call whose
@@ -262,9 +329,12 @@ type Call struct {
 // goroutine delays it, and no goroutine need wait for its answer. Send blocks only as long as
 // the write (SendRaw) does. A request sent while others wait for their answers may be left to
 // the gateway's reader, which writes it with others when it reads on (LaterSender).
+//
+// The request's nonce is its id in the tunnel, in decimal: it only matches the answer to the
+// call, and no two requests of a tunnel share one.
 func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
-	c := &Call{t: t, nonce: NewNonce()}
-	d, err := requestData(c.nonce, req.Method, req.Path, req.JSON)
+	c := &Call{t: t, id: t.last.Add(1)}
+	d, err := requestData(strconv.FormatUint(c.id, 10), req.Method, req.Path, req.JSON)
 	if err != nil {
 		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
@@ -284,7 +354,7 @@ func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 		err = gw.SendRaw(ctx, gwire.OpRequest, d) // a lone request goes out at once
 	}
 	if err != nil { // not Ready, or the write failed: perhaps sent
-		t.take(c.nonce)
+		t.take(c.id)
 		return &Call{err: ErrLost}
 	}
 	return c
@@ -306,13 +376,12 @@ func (t *Tunnel) Busy() bool {
 // SendThen is Send then Then, on the calling goroutine unless the tunnel is Busy: then on the
 // goroutine handOff starts with them, so that a caller that must not block (the game's thread)
 // does not wait for a connection the service has stopped reading.
-func (t *Tunnel) SendThen(handOff func(func()), ctx context.Context, gw Sender, clk clock.Clock, req rest.Request, out any, done func(error)) {
-	send := func() { t.Send(ctx, gw, req).Then(clk, out, done) }
+func (t *Tunnel) SendThen(handOff func(func()), ctx context.Context, gw Sender, req rest.Request, out any, done func(error)) {
 	if t.Busy() {
-		handOff(send)
+		handOff(func() { t.Send(ctx, gw, req).Then(out, done) })
 		return
 	}
-	send()
+	t.Send(ctx, gw, req).Then(out, done)
 }
 
 // Sent reports whether the request was written (its answer may come).
@@ -320,51 +389,61 @@ func (c *Call) Sent() bool { return c.err == nil }
 
 // Then calls done once with the call's outcome, out having received its answer's JSON: with
 // ErrLost when the request was not sent, when the connection broke before its answer (Lost), or
-// when no answer came within Wait on clk; with a *rest.Error when the service answered with an
-// error. done runs on the goroutine that delivers the outcome: at once on the caller's when it
-// is already known, else on the one calling Answer or Lost (the gateway client's, whose handlers
-// must not block), or on the timer's. Call Then once.
-func (c *Call) Then(clk clock.Clock, out any, done func(error)) {
+// when no answer came within Wait on the Tunnel's Clock; with a *rest.Error when the service
+// answered with an error. done runs on the goroutine that delivers the outcome: at once on the
+// caller's when it is already known, else on the one calling Answer or Lost (the gateway
+// client's, whose handlers must not block), or on the deadlines' timer's. Call Then once.
+func (c *Call) Then(out any, done func(error)) {
 	if c.err != nil {
 		done(c.err)
 		return
 	}
+	c.then(out, done, nil)
+}
+
+// then is Then for a sent call, the outcome going to done or, without done, sent on doneC.
+func (c *Call) then(out any, done func(error), doneC chan error) {
 	c.mu.Lock()
 	if c.got != nil { // answered already
 		a := *c.got
 		c.mu.Unlock()
-		done(outcome(a, out))
+		finish(outcome(a, out), done, doneC)
 		return
 	}
-	c.then = func(a answer) {
-		c.timer.Stop() // set before then can run: both under mu
-		done(outcome(a, out))
-	}
-	c.timer = clk.AfterFunc(Wait, func() {
-		if c.giveUp() {
-			c.deliver(answer{lost: true})
-		}
-	})
+	c.out, c.done, c.doneC, c.taking = out, done, doneC, true
 	c.mu.Unlock()
+	// Its deadline starts now, as the timer of each call did; an answer that came meanwhile took
+	// it already, and await leaves it.
+	c.t.await(c)
+}
+
+// finish hands an outcome to done, or sends it on doneC without done.
+func finish(err error, done func(error), doneC chan error) {
+	if done != nil {
+		done(err)
+		return
+	}
+	doneC <- err
 }
 
 // giveUp takes the call from those waiting, so that no answer is delivered to it any more, and
 // reports whether it was still waiting.
-func (c *Call) giveUp() bool { return c.t.take(c.nonce) != nil }
+func (c *Call) giveUp() bool { return c.t.take(c.id) != nil }
 
 // deliver hands the call's answer to Then's done, or keeps it (with a copy of its body, which
 // may be the reader's buffer) for Then when Then has not been called yet. Only the one who took
 // the call (Tunnel.take) delivers it.
 func (c *Call) deliver(a answer) {
 	c.mu.Lock()
-	then := c.then
-	if then == nil {
-		a.body = bytes.Clone(a.body)
-		c.got = &a
+	taking, out, done, doneC := c.taking, c.out, c.done, c.doneC
+	if !taking {
+		kept := a // on the heap only on this path
+		kept.body = bytes.Clone(a.body)
+		c.got = &kept
 	}
 	c.mu.Unlock()
-	if then != nil {
-		then(a)
+	if taking {
+		finish(outcome(a, out), done, doneC)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +102,7 @@ func TestDo(t *testing.T) {
 			var tn Tunnel
 			tn.Enable(!tc.disabled)
 			clk := clock.NewFake(time.Unix(0, 0))
+			tn.Clock = clk
 			s := &sender{fail: tc.sendErr}
 			var gw Sender = s
 			if tc.noGW {
@@ -111,7 +113,7 @@ func TestDo(t *testing.T) {
 			var got out
 			go func() {
 				defer close(done)
-				err = tn.Do(context.Background(), gw, clk, rest.Request{Method: "POST", Path: "/lobbies/1/messages", JSON: map[string]string{"content": "hi"}}, &got)
+				err = tn.Do(context.Background(), gw, rest.Request{Method: "POST", Path: "/lobbies/1/messages", JSON: map[string]string{"content": "hi"}}, &got)
 			}()
 			if tc.end != nil {
 				tc.end(&tn, clk, s.nonce(t))
@@ -215,6 +217,7 @@ func TestSendThen(t *testing.T) {
 			var tn Tunnel
 			tn.Enable(true)
 			clk := clock.NewFake(time.Unix(0, 0))
+			tn.Clock = clk
 			s := &sender{}
 			c := tn.Send(context.Background(), s, req)
 			require.True(t, c.Sent())
@@ -226,7 +229,7 @@ func TestSendThen(t *testing.T) {
 			}
 			var got out
 			var outcomes []error
-			c.Then(clk, &got, func(err error) { outcomes = append(outcomes, err) })
+			c.Then(&got, func(err error) { outcomes = append(outcomes, err) })
 			if tc.after != nil {
 				tc.after(&tn, clk, r.Nonce)
 			}
@@ -255,33 +258,38 @@ func TestThenNotSent(t *testing.T) {
 	var tn Tunnel
 	tn.Enable(true)
 	clk := clock.NewFake(time.Unix(0, 0))
+	tn.Clock = clk
 	c := tn.Send(context.Background(), &sender{fail: errors.New("not ready")}, rest.Request{Method: "POST", Path: "/x"})
 	assert.False(t, c.Sent())
 	var outcomes []error
-	c.Then(clk, nil, func(err error) { outcomes = append(outcomes, err) })
+	c.Then(nil, func(err error) { outcomes = append(outcomes, err) })
 	require.Len(t, outcomes, 1)
 	assert.ErrorIs(t, outcomes[0], ErrLost)
 	assert.Zero(t, clk.Pending(), "no timer")
 	assert.Empty(t, tn.pending)
 }
 
-// Do gives up when its context ends: ErrLost, nothing left registered, its timer stopped, and an
-// answer that comes after is dropped.
+// Do gives up when its context ends: ErrLost, nothing left registered or listed for its deadline,
+// and an answer that comes after is dropped. The deadlines' timer, left armed, fires once at the
+// deadline and finds nothing to do.
 func TestDoContextEnds(t *testing.T) {
 	var tn Tunnel
 	tn.Enable(true)
 	clk := clock.NewFake(time.Unix(0, 0))
+	tn.Clock = clk
 	s := &sender{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- tn.Do(ctx, s, clk, rest.Request{Method: "POST", Path: "/x"}, nil) }()
+	go func() { done <- tn.Do(ctx, s, rest.Request{Method: "POST", Path: "/x"}, nil) }()
 	n := s.nonce(t)
 	require.NoError(t, clk.WaitArmed(context.Background(), 1))
 	cancel()
 	assert.ErrorIs(t, <-done, ErrLost)
 	tn.Answer(result(n, 200, `{}`))
-	assert.Zero(t, clk.Pending(), "the timer was stopped")
 	assert.Empty(t, tn.pending)
+	assert.Nil(t, tn.waiting.first, "off the deadlines' list")
+	clk.Advance(Wait)
+	assert.Zero(t, clk.Pending(), "not armed again")
 }
 
 // SendThen writes on its caller's goroutine until MaxInline requests wait for their answers;
@@ -290,17 +298,18 @@ func TestSendThenHandsOffWhenBusy(t *testing.T) {
 	var tn Tunnel
 	tn.Enable(true)
 	clk := clock.NewFake(time.Unix(0, 0))
+	tn.Clock = clk
 	s := &sender{}
 	req := rest.Request{Method: "POST", Path: "/x"}
 	var handed []func()
 	handOff := func(f func()) { handed = append(handed, f) }
 	for i := range MaxInline {
-		tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(error) {})
+		tn.SendThen(handOff, context.Background(), s, req, nil, func(error) {})
 		require.Len(t, s.sent, i+1, "written inline")
 	}
 	assert.True(t, tn.Busy())
 	var outcomes []error
-	tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(err error) { outcomes = append(outcomes, err) })
+	tn.SendThen(handOff, context.Background(), s, req, nil, func(err error) { outcomes = append(outcomes, err) })
 	require.Len(t, handed, 1, "handed off while busy")
 	assert.Len(t, s.sent, MaxInline, "not written by the caller")
 	handed[0]()
@@ -311,7 +320,7 @@ func TestSendThenHandsOffWhenBusy(t *testing.T) {
 	require.Equal(t, []error{nil}, outcomes, "answered")
 	tn.Lost()
 	assert.False(t, tn.Busy())
-	tn.SendThen(handOff, context.Background(), s, clk, req, nil, func(error) {})
+	tn.SendThen(handOff, context.Background(), s, req, nil, func(error) {})
 	assert.Len(t, handed, 1, "inline again")
 	assert.Len(t, s.sent, MaxInline+2)
 }
@@ -345,8 +354,8 @@ func TestSendLaterWhileOthersWait(t *testing.T) {
 	require.True(t, first.Sent())
 	require.True(t, second.Sent())
 	assert.Equal(t, []string{"now", "later"}, s.ways)
-	tn.Answer(result(first.nonce, 204, `null`))
-	tn.Answer(result(second.nonce, 204, `null`))
+	tn.Answer(result(strconv.FormatUint(first.id, 10), 204, `null`))
+	tn.Answer(result(strconv.FormatUint(second.id, 10), 204, `null`))
 	tn.Send(context.Background(), s, req)
 	assert.Equal(t, []string{"now", "later", "now"}, s.ways)
 	_, plain := any(&s.sender).(LaterSender)
