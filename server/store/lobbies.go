@@ -492,6 +492,9 @@ func (s *DB) StoreLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 // sorted, they are out.Data's ids in order. One row alone takes its id from the column's
 // default, which spares the statement the sequence lookup, the sort and the ranking.
 func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage, hooks []*WebhookDelivery, out, check *OutboxRows) error {
+	if len(ms) > 0 && len(hooks) == 0 && out == nil && check == nil && (s.hold == nil || s.hold.last == nil) {
+		return s.insertLockingLobby(ctx, id, ms)
+	}
 	var q strings.Builder
 	args := make([]any, 0, 3+11*len(ms)+10*len(hooks)+2)
 	q.WriteString(`WITH t AS (SELECT id FROM lobbies WHERE id=?`)
@@ -508,7 +511,7 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 			if i > 0 {
 				q.WriteByte(',')
 			}
-			q.WriteString(`(?::BIGINT,?::BIGINT,?::BIGINT,?::BIGINT,?::TEXT,?::TEXT,?::TEXT,?::BIGINT,?::TEXT,?::BIGINT,?::TEXT)`)
+			q.WriteString(pgLobbyMessageRow)
 			args = lobbyMessageArgs(args, m, nil)
 		}
 		q.WriteString(`) AS v WHERE EXISTS (SELECT 1 FROM t))`)
@@ -580,8 +583,31 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 	return nil
 }
 
-// lobbyMessageRow is the VALUES row of a lobby message, lobbyMessageArgs its arguments.
-const lobbyMessageRow = `(?,?,?,?,?,?,?,?,?,?,?)`
+// insertLockingLobby is storeLobbyMessages for messages alone (no webhook deliveries, outbox
+// rows, epoch or floor to record), as the single node stores them: one INSERT, whose rows are
+// inserted only when the lookup of the lobby, locked FOR KEY SHARE, finds it; ErrNotFound when
+// nothing was inserted. It spares the common table expressions, their scans and the count.
+func (s *DB) insertLockingLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
+	q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, pgLobbyMessageRow, ms,
+		`) AS v WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=? FOR KEY SHARE)`, 1)
+	res, err := s.q.ExecContext(ctx, q, append(args, int64(id))...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// lobbyMessageRow is the VALUES row of a lobby message, lobbyMessageArgs its arguments;
+// pgLobbyMessageRow is PostgreSQL's, typed, for a VALUES list that is not an INSERT's own.
+const (
+	lobbyMessageRow   = `(?,?,?,?,?,?,?,?,?,?,?)`
+	pgLobbyMessageRow = `(?::BIGINT,?::BIGINT,?::BIGINT,?::BIGINT,?::TEXT,?::TEXT,?::TEXT,?::BIGINT,?::TEXT,?::BIGINT,?::TEXT)`
+)
 
 // lobbyMessageArgs appends m's arguments to args. When prev is not nil, args ends with prev's
 // arguments, whose lobby, application and author m reuses where they are the same.
@@ -633,7 +659,7 @@ func (s *DB) insertIntoLobby(ctx context.Context, id uint64, ms []*LobbyMessage)
 		if first {
 			tail = `) WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`
 		}
-		q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, chunk, tail, 1)
+		q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, lobbyMessageRow, chunk, tail, 1)
 		if first {
 			args = append(args, id)
 		}
@@ -681,7 +707,7 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 	for len(ms) > 0 {
 		chunk := ms[:min(len(ms), maxRowsPerInsert)]
 		ms = ms[len(chunk):]
-		q, args := lobbyMessagesInsert(`VALUES `, chunk, "", 0)
+		q, args := lobbyMessagesInsert(`VALUES `, lobbyMessageRow, chunk, "", 0)
 		if _, err := s.q.ExecContext(ctx, q, args...); err != nil {
 			return err
 		}
@@ -689,11 +715,11 @@ func (s *DB) InsertLobbyMessages(ctx context.Context, ms []*LobbyMessage) error 
 	return nil
 }
 
-// lobbyMessagesInsert returns the INSERT of ms, their rows after head and tail after them, and
-// its arguments, with extra ones (tail's) at the end. The rows' lobby, application and author
-// are boxed once for the rows that share them (a group commit's usually do), and the text is
-// made once per head, tail and number of rows.
-func lobbyMessagesInsert(head string, ms []*LobbyMessage, tail string, extra int) (string, []any) {
+// lobbyMessagesInsert returns the INSERT of ms, their rows (each row's text) after head and tail
+// after them, and its arguments, with room for extra ones (tail's) at the end. The rows' lobby,
+// application and author are boxed once for the rows that share them (a group commit's usually
+// do), and the text is made once per head, row, tail and number of rows.
+func lobbyMessagesInsert(head, row string, ms []*LobbyMessage, tail string, extra int) (string, []any) {
 	args := make([]any, 0, 11*len(ms)+extra)
 	for i, m := range ms {
 		var prev *LobbyMessage
@@ -702,7 +728,7 @@ func lobbyMessagesInsert(head string, ms []*LobbyMessage, tail string, extra int
 		}
 		args = lobbyMessageArgs(args, m, prev)
 	}
-	return insertTexts.get(head, tail, len(ms)), args
+	return insertTexts.get(head, row, tail, len(ms)), args
 }
 
 // insertTexts are the texts of lobbyMessagesInsert's statements.
@@ -710,8 +736,8 @@ var insertTexts = textCache{m: map[insertText]string{}}
 
 // insertText identifies the text of an INSERT of rows lobby messages.
 type insertText struct {
-	head, tail string
-	rows       int
+	head, row, tail string
+	rows            int
 }
 
 // textCache holds statement texts, made once each.
@@ -720,9 +746,9 @@ type textCache struct {
 	m  map[insertText]string
 }
 
-// get returns the INSERT of rows lobby messages after head, with tail after them.
-func (c *textCache) get(head, tail string, rows int) string {
-	k := insertText{head: head, tail: tail, rows: rows}
+// get returns the INSERT of rows lobby messages (row each) after head, with tail after them.
+func (c *textCache) get(head, row, tail string, rows int) string {
+	k := insertText{head: head, row: row, tail: tail, rows: rows}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if q, ok := c.m[k]; ok {
@@ -735,7 +761,7 @@ func (c *textCache) get(head, tail string, rows int) string {
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(lobbyMessageRow)
+		q.WriteString(row)
 	}
 	q.WriteString(tail)
 	c.m[k] = q.String()
@@ -758,7 +784,7 @@ func (s *DB) LatestNonceMessageAt(ctx context.Context, since time.Time) (time.Ti
 }
 
 // nonceMessage finds an enforced nonce among the lobby's messages with the ids since the window's
-// start (snowflakes, not older than their messages): on SQLite through lobby_messages_lobby, with
+// start (snowflakes, not older than their messages), through lobby_messages_lobby, with
 // no index of its own for a commit to write.
 const nonceMessage = `SELECT ` + lobbyMessageColumns + ` FROM lobby_messages
 	WHERE lobby_id=? AND id>=? AND author_id=? AND nonce=? AND created_at>=? ORDER BY id LIMIT 1`

@@ -776,4 +776,11 @@ ALTER TABLE outbox ADD COLUMN last_id BIGINT NOT NULL DEFAULT 0;
 	// 25 (SQLite's 45): SQLite's nonce index is dropped; PostgreSQL keeps its own, which its
 	// planner chooses by the table's statistics.
 	`SELECT 1`,
+	// 26 (SQLite's 46): PostgreSQL's nonce index goes too. An enforced nonce is looked up only
+	// for NonceWindow after a lobby service's memory of them starts, among the lobby's messages
+	// of the window found by their ids (lobby_messages_lobby); the index cost every stored
+	// message with an enforced nonce an index entry and its WAL record.
+	`
+DROP INDEX lobby_messages_nonce;
+`,
 }
