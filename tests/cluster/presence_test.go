@@ -92,5 +92,6 @@ func TestPresenceOutlivesItsNodesDeath(t *testing.T) {
 	lb.set(1, true)
 	lb.set(2, true)
 	waitFor(t, "ben to see ana's presence, sent again by her SDK once resumed on another node", playing)
-	assert.Equal(t, 1, logged(t, nodes[1], "gateway: resumed")+logged(t, nodes[2], "gateway: resumed"), "ana's session resumed")
+	assert.Positive(t, logged(t, nodes[1], "gateway: resumed")+logged(t, nodes[2], "gateway: resumed"),
+		"ana's session resumed on a live node")
 }
