@@ -520,13 +520,13 @@ const lobbyLockLinger = 2 * time.Millisecond
 // its node published after all is stored once.
 const OutboxLease = 10 * time.Second
 
-// lockRelaying is st's order lock (store.DB.OrderLock) that, once taken, first publishes what
+// lockRelaying is st's order lock (store.DB.OrderLockAll) that, once taken, first publishes what
 // the last holder staged and left unpublished (it died between its commit and its publish;
 // gateway.Hub.Relay), so that the events under the key keep their commit order; while that
 // cannot be published (the bus refuses), the lock is refused too.
 func (s *Server) lockRelaying(st *store.DB) order.Lock {
-	return func(ctx context.Context, key string, last func() uint64) (order.Held, error) {
-		h, err := st.OrderLock(ctx, key, last)
+	return func(ctx context.Context, keys []string, last func() uint64) (order.Held, error) {
+		h, err := st.OrderLockAll(ctx, keys, last)
 		if err != nil {
 			return order.Held{}, err
 		}
@@ -537,7 +537,7 @@ func (s *Server) lockRelaying(st *store.DB) order.Lock {
 			}
 			if !s.hub.Relay(staged) {
 				h.Unlock(s.hub.Published())
-				return order.Held{}, fmt.Errorf("server: order lock %s: what its last holder left cannot be published yet", key)
+				return order.Held{}, fmt.Errorf("server: order lock %v: what its last holder left cannot be published yet", keys)
 			}
 		}
 		// The release deletes, in its transaction, what was published under the lock.

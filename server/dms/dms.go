@@ -31,7 +31,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync"
+	"strconv"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
@@ -75,13 +75,14 @@ type Service struct {
 	Kick     func() // wakes the webhook dispatcher after a commit that queued a webhook; may be nil
 	Notifier Notifier
 
-	// order is held from a transaction's start until its events are handed on, so that both
-	// players get a channel's events in commit order (the SDK drops a message not newer than the
-	// last one it delivered).
-	order sync.Mutex
+	// order holds a channel's key (channelKey) from a transaction's start until its events are
+	// handed on, so that both players get the channel's events in commit order (the SDK drops a
+	// message not newer than the last one it delivered in the channel); other channels' changes
+	// go on meanwhile.
+	order order.Local
 	// Order, when set, is the cluster's order lock (package order), held as order is, so that
-	// the nodes of a cluster send DM events in commit order with increasing message ids. Nil
-	// for a node alone.
+	// the nodes of a cluster send a channel's events in commit order with increasing message
+	// ids. Nil for a node alone.
 	Order order.Lock
 }
 
@@ -145,17 +146,18 @@ type event struct {
 	data        any
 }
 
-// dmsKey is the order lock (package order) and outbox key of every DM change.
-const dmsKey = "dms"
+// channelKey is the order lock (package order) and outbox key of the changes of DM channel id.
+func channelKey(id uint64) string { return "dm:" + strconv.FormatUint(id, 10) }
 
-// tx runs fn in one transaction and, once committed, delivers the events it collected and wakes
-// the webhook dispatcher. With a Notifier that is an outbox.Stager (the gateway), the events
-// are staged in the transaction and published from it: on a cluster, a node that dies after
-// the commit leaves them for the next holder of the order lock to publish.
-func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(event)) error) error {
-	s.order.Lock()
-	defer s.order.Unlock()
-	held, err := order.Hold(ctx, s.Order, dmsKey, s.IDs, s.Store)
+// tx runs fn in one transaction under the order lock of channel's key (channelKey) and, once
+// committed, delivers the events it collected and wakes the webhook dispatcher. With a Notifier
+// that is an outbox.Stager (the gateway), the events are staged in the transaction and
+// published from it: on a cluster, a node that dies after the commit leaves them for the next
+// holder of the order lock to publish.
+func (s *Service) tx(ctx context.Context, channel uint64, fn func(st store.Store, emit func(event)) error) error {
+	key := channelKey(channel)
+	defer s.order.Lock(key)()
+	held, err := order.Hold(ctx, s.Order, key, s.IDs, s.Store)
 	if err != nil {
 		return err
 	}
@@ -172,7 +174,7 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(even
 			return err
 		}
 		var err error
-		publish, err = stager.Stage(ctx, st, dmsKey, dispatches(events))
+		publish, err = stager.Stage(ctx, st, key, dispatches(events))
 		return err
 	})
 	if err != nil {
@@ -194,6 +196,16 @@ func (s *Service) tx(ctx context.Context, fn func(st store.Store, emit func(even
 		}
 	}
 	return nil
+}
+
+// pathTx is tx under the order lock of the path's channel (whether q's caller is in it, fn
+// checks).
+func (s *Service) pathTx(q *request, fn func(st store.Store, emit func(event)) error) error {
+	id, err := httpx.PathID(q.Request, "channel_id")
+	if err != nil {
+		return err
+	}
+	return s.tx(q.ctx, id, fn)
 }
 
 // dispatches are the gateway's dispatches of events, in their order: each to the sessions of
@@ -332,8 +344,10 @@ func (s *Service) open(q *request) (any, error) {
 	if other == q.userID {
 		return nil, wire.CannotMessageUser()
 	}
+	// Opening sends no event, and two opens of one pair find one channel (PutDMChannel): no order
+	// lock.
 	var out wire.DMChannel
-	err := s.tx(q.ctx, func(st store.Store, _ func(event)) error {
+	err := s.Store.WithTx(q.ctx, func(st store.Store) error {
 		u, err := st.GetUser(q.ctx, other)
 		if errors.Is(err, store.ErrNotFound) {
 			return wire.UnknownUser()
@@ -538,7 +552,7 @@ func (s *Service) send(q *request) (any, error) {
 		return nil, err
 	}
 	var out wire.Message
-	err = s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+	err = s.pathTx(q, func(st store.Store, emit func(event)) error {
 		c, err := q.channel(st)
 		if err != nil {
 			return err
@@ -598,7 +612,7 @@ func (s *Service) edit(q *request) (any, error) {
 		return nil, err
 	}
 	var out wire.Message
-	err = s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+	err = s.pathTx(q, func(st store.Store, emit func(event)) error {
 		_, m, err := q.ownMessage(st)
 		if err != nil {
 			return err
@@ -620,7 +634,7 @@ func (s *Service) edit(q *request) (any, error) {
 
 // delete serves DELETE /channels/{channel_id}/messages/{message_id}: the author deletes; 204.
 func (s *Service) delete(q *request) (any, error) {
-	return nil, s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+	return nil, s.pathTx(q, func(st store.Store, emit func(event)) error {
 		c, m, err := q.ownMessage(st)
 		if err != nil {
 			return err
@@ -653,13 +667,14 @@ func (s *Service) moderate(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, s.tx(r.Context(), func(st store.Store, emit func(event)) error {
-			c, err := st.FindDMChannel(r.Context(), ids[0], ids[1])
-			if errors.Is(err, store.ErrNotFound) {
-				return wire.UnknownChannel()
-			} else if err != nil {
-				return err
-			}
+		// A channel's users never change: it is found before its order lock is taken.
+		c, err := s.Store.FindDMChannel(r.Context(), ids[0], ids[1])
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, wire.UnknownChannel()
+		} else if err != nil {
+			return nil, err
+		}
+		return nil, s.tx(r.Context(), c.ID, func(st store.Store, emit func(event)) error {
 			m, err := st.GetDirectMessage(r.Context(), c.ID, ids[2])
 			if errors.Is(err, store.ErrNotFound) || (err == nil && m.AppID != app.ID) {
 				return wire.UnknownMessage() // another game's messages are not this backend's to moderate

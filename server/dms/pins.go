@@ -25,7 +25,7 @@ func (s *Service) registerPins(mux httpx.Router) {
 // pin pins the path's message of the caller's DM channel: 204; CHANNEL_PINS_UPDATE to both users
 // when it was not pinned yet; 30003 beyond wire.MaxPins.
 func (s *Service) pin(q *request) (any, error) {
-	return nil, s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+	return nil, s.pathTx(q, func(st store.Store, emit func(event)) error {
 		c, m, err := q.channelMessage(st)
 		if err != nil {
 			return err
@@ -47,7 +47,7 @@ func (s *Service) pin(q *request) (any, error) {
 
 // unpin unpins the path's message: 204; CHANNEL_PINS_UPDATE when it was pinned.
 func (s *Service) unpin(q *request) (any, error) {
-	return nil, s.tx(q.ctx, func(st store.Store, emit func(event)) error {
+	return nil, s.pathTx(q, func(st store.Store, emit func(event)) error {
 		c, m, err := q.channelMessage(st)
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 	"sdkpp/wire"
 )
 
-// A DM's events are staged in its transaction, under the "dms" order lock key, and published
+// A DM's events are staged in its transaction, under its channel's order lock key, and published
 // after its commit; a change whose events cannot be staged fails whole: no message, no webhook
 // (rule WH-2: queued in the same transaction), no dispatch.
 func TestDMEventsAreStagedWithTheirChange(t *testing.T) {
@@ -56,7 +56,7 @@ func TestDMEventsAreStagedWithTheirChange(t *testing.T) {
 			rec := httptest.NewRecorder()
 			mux.ServeHTTP(rec, req)
 			require.Equal(t, tc.status, rec.Code, rec.Body.String())
-			require.Equal(t, tc.staged, outboxtest.Staged(t, e.st, "dms"), "the outbox holds what committed changes staged")
+			require.Equal(t, tc.staged, outboxtest.Staged(t, e.st, fmt.Sprint("dm:", ch.ID)), "the outbox holds what committed changes staged")
 			require.Equal(t, tc.dispatched, st.Take())
 			require.Empty(t, e.rec.take(), "nothing dispatched but from the stage")
 			var list []wire.Message

@@ -32,7 +32,8 @@ type fakeOrder struct {
 
 // lockOn is the lock, whose holders commit on st.
 func (o *fakeOrder) lockOn(st store.Store) order.Lock {
-	return func(_ context.Context, key string, last func() uint64) (order.Held, error) {
+	return func(_ context.Context, keys []string, last func() uint64) (order.Held, error) {
+		key := keys[0] // a lobby's lock has one key
 		o.mu.Lock()
 		gate := o.gate
 		o.gate = nil

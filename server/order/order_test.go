@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ func TestHoldCarriesTheLargestID(t *testing.T) {
 	var recorded uint64
 	held := false
 	var commit func() // a commit on the held store: records last()
-	lock := Lock(func(_ context.Context, _ string, last func() uint64) (Held, error) {
+	lock := Lock(func(_ context.Context, _ []string, last func() uint64) (Held, error) {
 		require.False(t, held)
 		held = true
 		commit = func() {
@@ -60,3 +61,34 @@ func TestHoldCarriesTheLargestID(t *testing.T) {
 
 // fakeStore is a store the test only compares.
 type fakeStore struct{ store.Store }
+
+// A node's own locks are each a key's: a key held holds back only the changes of that key, a
+// change of several keys waits for each, and a key's mutex is dropped once nobody holds or waits
+// for it.
+func TestLocalLocksEachKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var l Local
+		unlockA := l.Lock("a")
+		unlockC := l.Lock("c") // another key: not held back
+		var got []string
+		done := make(chan struct{})
+		go func() { // owned by this test, which waits for done
+			defer close(done)
+			unlock := l.Lock("b", "a") // taken in the keys' order: a, then b
+			got = append(got, "a b")
+			unlock()
+		}()
+		synctest.Wait()
+		assert.Empty(t, got, "a's change waits for a")
+		unlockB := l.Lock("b") // not held yet: the waiter takes a first
+		unlockC()
+		unlockA()
+		synctest.Wait()
+		assert.Empty(t, got, "and then for b")
+		unlockB()
+		<-done
+		assert.Equal(t, []string{"a b"}, got)
+		assert.Empty(t, l.keys, "no mutex kept for keys nobody holds")
+		l.Lock("a", "a")() // one key named twice is locked once
+	})
+}

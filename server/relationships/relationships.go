@@ -44,12 +44,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	gwire "sdkpp/wire/gateway"
@@ -91,13 +92,15 @@ type Service struct {
 	// example presence, which friends see).
 	OnChange func(a, b uint64)
 
-	// order is held from a change's transaction until its events and OnChange calls are done, so
-	// that users get relationship events in commit order: two players' crossing friend requests
-	// commit one after the other (pending, then friends), and without it the second's events
-	// could reach a player before the first's, leaving its SDK with the older state.
-	order sync.Mutex
+	// order holds the keys of a change's two users (userKey) from its transaction until its
+	// events and OnChange calls are done, so that each user gets relationship events in commit
+	// order: two players' crossing friend requests commit one after the other (pending, then
+	// friends), and without it the second's events could reach a player before the first's,
+	// leaving its SDK with the older state. Changes between other users go on meanwhile.
+	order order.Local
 	// Order, when set, is the cluster's order lock (package order), held as order is, so that
-	// the nodes of a cluster send relationship events in commit order too. Nil for a node alone.
+	// the nodes of a cluster send each user's relationship events in commit order too. Nil for
+	// a node alone.
 	Order order.Lock
 }
 
@@ -260,7 +263,7 @@ func (s *Service) remove(game bool) handler {
 			return nil, err
 		}
 		app := kindApp(q, game)
-		return nil, s.tx(q.Context(), func(c *changes) error {
+		return nil, s.tx(q.Context(), q.user, peer, func(c *changes) error {
 			theirs, err := c.get(peer, q.user, app)
 			if err != nil {
 				return err
@@ -279,7 +282,7 @@ func (s *Service) remove(game bool) handler {
 // request sends a friend request from the caller to peer, or accepts peer's.
 func (s *Service) request(q *request, peer, app uint64) error {
 	ctx := q.Context()
-	return s.tx(ctx, func(c *changes) error {
+	return s.tx(ctx, q.user, peer, func(c *changes) error {
 		// Blocks live on the platform rows.
 		if r, err := c.get(peer, q.user, 0); err != nil {
 			return err
@@ -320,7 +323,7 @@ func (s *Service) request(q *request, peer, app uint64) error {
 
 // block makes the caller block peer, removing every other relationship between them.
 func (s *Service) block(q *request, peer uint64) error {
-	return s.tx(q.Context(), func(c *changes) error {
+	return s.tx(q.Context(), q.user, peer, func(c *changes) error {
 		theirs, err := c.st.ListRelated(q.Context(), q.user) // peer's rows about the caller
 		if err != nil {
 			return err
@@ -511,18 +514,20 @@ func (c *changes) profiles(peer uint64) (map[uint64]wire.User, error) {
 	return out, nil
 }
 
-// relationshipsKey is the order lock (package order) and outbox key of every relationship
-// change.
-const relationshipsKey = "relationships"
+// userKey is the order lock (package order) and outbox key of the relationship changes of a
+// user: a change between a and b holds both users' keys, so each user's events keep their
+// commit order, and the events for each user are staged under that user's key.
+func userKey(id uint64) string { return "rel:" + strconv.FormatUint(id, 10) }
 
-// tx runs fn in a transaction and, once committed, sends the events and calls OnChange. With a
-// Notifier that is an outbox.Stager (the gateway), the events are staged in the transaction and
-// published from it: on a cluster, a node that dies after the commit leaves them for the next
-// holder of the order lock to publish.
-func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
-	s.order.Lock()
-	defer s.order.Unlock()
-	held, err := order.Hold(ctx, s.Order, relationshipsKey, nil, s.Store)
+// tx runs fn, a change between users a and b, in a transaction under both users' order locks
+// (userKey) and, once committed, sends the events and calls OnChange. With a Notifier that is
+// an outbox.Stager (the gateway), the events are staged in the transaction and published from
+// it: on a cluster, a node that dies after the commit leaves them for the next holder of either
+// user's order lock to publish.
+func (s *Service) tx(ctx context.Context, a, b uint64, fn func(c *changes) error) error {
+	keys := []string{userKey(a), userKey(b)}
+	defer s.order.Lock(keys...)()
+	held, err := order.HoldAll(ctx, s.Order, keys, nil, s.Store)
 	if err != nil {
 		return err
 	}
@@ -539,7 +544,7 @@ func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 			return err
 		}
 		var err error
-		publish, err = stager.Stage(ctx, st, relationshipsKey, c.dispatches())
+		publish, err = c.stage(stager, a, b)
 		return err
 	})
 	if err != nil {
@@ -572,6 +577,37 @@ func (s *Service) tx(ctx context.Context, fn func(c *changes) error) error {
 		}
 	}
 	return nil
+}
+
+// stage stages c's events (their dispatches), each to one of a and b, the change's users,
+// under that user's key, and returns what publishes them all. An event for another user, whose
+// key is not held, fails the change.
+func (c *changes) stage(stager outbox.Stager, a, b uint64) (func(), error) {
+	byUser := map[uint64][]outbox.Dispatch{}
+	var users []uint64 // in the order of their first event
+	for _, d := range c.dispatches() {
+		if len(d.Users) != 1 || d.Users[0] != a && d.Users[0] != b {
+			return nil, fmt.Errorf("relationships: an event of a change between %d and %d for users %v", a, b, d.Users)
+		}
+		u := d.Users[0]
+		if byUser[u] == nil {
+			users = append(users, u)
+		}
+		byUser[u] = append(byUser[u], d)
+	}
+	var publish []func()
+	for _, u := range users {
+		p, err := stager.Stage(c.ctx, c.st, userKey(u), byUser[u])
+		if err != nil {
+			return nil, err
+		}
+		publish = append(publish, p)
+	}
+	return func() {
+		for _, p := range publish {
+			p()
+		}
+	}, nil
 }
 
 // Friends returns the users who are friends of userID, on the platform or in any game, and

@@ -17,7 +17,7 @@ import (
 	"sdkpp/server/store"
 )
 
-// A relationship change's events are staged in its transaction, under the "relationships"
+// A relationship change's events are staged in its transaction, each user's under that user's
 // order lock key, and published after its commit, in their order; a change whose events cannot
 // be staged fails whole: no relationship, no dispatch.
 func TestRelationshipEventsAreStagedWithTheirChange(t *testing.T) {
@@ -40,14 +40,17 @@ func TestRelationshipEventsAreStagedWithTheirChange(t *testing.T) {
 	}
 
 	require.Equal(t, http.StatusNoContent, request(ann, bob))
-	pending := []string{"GAME_RELATIONSHIP_ADD", "GAME_RELATIONSHIP_ADD"}
-	require.Equal(t, pending, outboxtest.Staged(t, w.Store, "relationships"))
+	pending := []string{"GAME_RELATIONSHIP_ADD"}
+	staged := func(user uint64) []string { return outboxtest.Staged(t, w.Store, fmt.Sprint("rel:", user)) }
+	require.Equal(t, pending, staged(ann), "each user's events under that user's key")
+	require.Equal(t, pending, staged(bob))
 	require.Equal(t, []string{fmt.Sprint("GAME_RELATIONSHIP_ADD ", []uint64{ann}, " app ", app.ID),
 		fmt.Sprint("GAME_RELATIONSHIP_ADD ", []uint64{bob}, " app ", app.ID)}, st.Take(), "the requester's side, then the other's")
 
 	st.Fail = errors.New("the outbox is unreachable")
 	require.Equal(t, http.StatusInternalServerError, request(cat, bob))
-	require.Equal(t, pending, outboxtest.Staged(t, w.Store, "relationships"), "the failed change's rows rolled back")
+	require.Equal(t, pending, staged(bob), "the failed change's rows rolled back")
+	require.Empty(t, staged(cat))
 	require.Empty(t, st.Take())
 	_, err := w.Store.GetRelationship(context.Background(), cat, bob, uint64(app.ID))
 	require.ErrorIs(t, err, store.ErrNotFound, "no request from cat")

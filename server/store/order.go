@@ -1,12 +1,15 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -36,11 +39,11 @@ type OrderHold struct {
 // exactly once; Store must not be used after it.
 func (h *OrderHold) Unlock(published []uint64) { h.unlock(published) }
 
-// OrderLock takes the cluster-wide lock of key (a lobby, a service's changes ...), waiting for
-// it. The holder makes its ids above the floor, commits its changes on the hold's Store (last,
-// when not nil, returns an id above every id made so far: each commit records it), publishes
-// their events, and unlocks. So events published under one key leave the nodes in commit order
-// with increasing ids, whichever node made them.
+// OrderLock takes the cluster-wide lock of key (a lobby, a DM channel, a user's relationships
+// ...), waiting for it. The holder makes its ids above the floor, commits its changes on the
+// hold's Store (last, when not nil, returns an id above every id made so far: each commit
+// records it), publishes their events, and unlocks. So events published under one key leave the
+// nodes in commit order with increasing ids, whichever node made them.
 //
 // On PostgreSQL the lock is a session advisory lock on a connection it keeps, and every commit
 // under it runs on that connection, as its own transaction: a node that dies holding the lock
@@ -51,18 +54,37 @@ func (h *OrderHold) Unlock(published []uint64) { h.unlock(published) }
 // services already serialize their changes) it locks nothing, the floor is 0 and the outbox is
 // read from the store.
 func (s *DB) OrderLock(ctx context.Context, key string, last func() uint64) (*OrderHold, error) {
+	return s.OrderLockAll(ctx, []string{key}, last)
+}
+
+// OrderLockAll is OrderLock of every key of keys at once (a change ordered for each of several
+// things, such as a relationship for each of its two users): the locks are taken in the keys'
+// sorted order, which every holder of more than one follows, so two holders never wait for each
+// other. The floor is the largest of the keys' floors, each commit records its floor for every
+// key, and Left holds what the outbox holds under any of them, in id order. On PostgreSQL all
+// the locks are the one session's: they are freed together, once the last commit has landed.
+func (s *DB) OrderLockAll(ctx context.Context, keys []string, last func() uint64) (*OrderHold, error) {
+	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+	if len(keys) == 0 {
+		return nil, errors.New("store: order lock of no key")
+	}
 	if s.d.name != "postgres" {
-		left, err := s.ListOutbox(ctx, key)
-		if err != nil {
-			return nil, err
+		var left []OutboxEvent
+		for _, k := range keys {
+			l, err := s.ListOutbox(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			left = append(left, l...)
 		}
+		slices.SortFunc(left, func(a, b OutboxEvent) int { return cmp.Compare(a.ID, b.ID) })
 		return &OrderHold{Left: left, Store: s, unlock: func(published []uint64) {
 			_ = s.DeleteOutboxes(context.Background(), published)
 		}}, nil
 	}
-	h, err := s.pgOrderLock(uncancelled(ctx), pgText(key), last)
+	h, err := s.pgOrderLock(uncancelled(ctx), keys, last)
 	if err != nil {
-		return nil, fmt.Errorf("store: order lock %s: %w", key, err)
+		return nil, fmt.Errorf("store: order lock %s: %w", strings.Join(keys, ", "), err)
 	}
 	return h, nil
 }
@@ -81,7 +103,7 @@ func lockID(key string) int64 {
 // pgHold is an order lock held on PostgreSQL: its connection, which a DB made for the hold
 // (OrderHold.Store) runs every statement on.
 type pgHold struct {
-	key  string
+	keys []string      // sorted; a lobby's hold has one
 	last func() uint64 // nil: the holder makes no ids
 	conn *sql.Conn
 	// generic: the session plans its statements once while it holds the lock (a lobby's,
@@ -112,47 +134,62 @@ const (
 )
 
 // pgOrderLock takes key's lock on a connection of the pool it keeps until the hold's unlock.
-func (s *DB) pgOrderLock(ctx context.Context, key string, last func() uint64) (*OrderHold, error) {
+// The keys' locks are taken one after the other, in their (sorted) order, each statement once
+// the one before it has its lock.
+func (s *DB) pgOrderLock(ctx context.Context, keys []string, last func() uint64) (*OrderHold, error) {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p := &pgHold{key: key, last: last, conn: conn, generic: strings.HasPrefix(key, "lobby:")}
+	p := &pgHold{keys: keys, last: last, conn: conn, generic: len(keys) == 1 && strings.HasPrefix(keys[0], "lobby:")}
 	h := &OrderHold{unlock: p.unlock}
 	err = p.pipeline(ctx, false, func(b *pgx.Batch) {
-		b.Queue(pgLockTake, lockID(key))
+		for _, key := range keys {
+			b.Queue(pgLockTake, lockID(key))
+		}
 		if p.generic {
 			b.Queue(pgLockGeneric)
 		}
-		b.Queue(pgLockFloor, key).QueryRow(func(row pgx.Row) error {
-			var floor int64
-			err := row.Scan(&floor)
-			h.Floor = uint64(floor)
-			return err
-		})
-		b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
-			for rows.Next() { // after the floor's answer: a row's floor may be above it
-				var e OutboxEvent
-				var id, at, last int64
-				if err := rows.Scan(&id, &e.Key, &e.Data, &at, &last); err != nil {
-					return err
-				}
-				e.ID, e.CreatedAt = uint64(id), fromTS(at)
-				h.Left = append(h.Left, e)
-				h.Floor = max(h.Floor, uint64(last))
-			}
-			return rows.Err()
-		})
+		for _, key := range keys {
+			b.Queue(pgLockFloor, key).QueryRow(func(row pgx.Row) error {
+				var floor int64
+				err := row.Scan(&floor)
+				h.Floor = max(h.Floor, uint64(floor))
+				return err
+			})
+		}
+		for _, key := range keys {
+			p.queueOutbox(b, key, h)
+		}
 	})
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
+	slices.SortFunc(h.Left, func(a, b OutboxEvent) int { return cmp.Compare(a.ID, b.ID) })
 	held := *s
 	held.q = observing{q: rewriting{d: s.d, q: uncancelledQuerier{conn}}, o: s.opts}
 	held.hold = p
 	h.Store = &held
 	return h, nil
+}
+
+// queueOutbox queues the read of what the outbox holds under key into h.Left, raising h.Floor
+// to the floors its rows carry.
+func (p *pgHold) queueOutbox(b *pgx.Batch, key string, h *OrderHold) {
+	b.Queue(pgLockOutbox, key).Query(func(rows pgx.Rows) error {
+		for rows.Next() { // after the floors' answers: a row's floor may be above them
+			var e OutboxEvent
+			var id, at, last int64
+			if err := rows.Scan(&id, &e.Key, &e.Data, &at, &last); err != nil {
+				return err
+			}
+			e.ID, e.CreatedAt = uint64(id), fromTS(at)
+			h.Left = append(h.Left, e)
+			h.Floor = max(h.Floor, uint64(last))
+		}
+		return rows.Err()
+	})
 }
 
 // pipeline sends the statements queue queues on the lock's connection in one round trip and
@@ -187,7 +224,9 @@ func (p *pgHold) unlock(published []uint64) {
 		if p.generic {
 			b.Queue(pgLockReset)
 		}
-		b.Queue(pgLockFree, lockID(p.key))
+		for _, key := range p.keys {
+			b.Queue(pgLockFree, lockID(key))
+		}
 	})
 	p.conn.Close()
 }
@@ -216,7 +255,10 @@ func (p *pgHold) withTx(ctx context.Context, s *DB, fn func(Store) error) error 
 	// A failed statement ends the transaction (COMMIT then rolls it back), not the session.
 	err := p.pipeline(ctx, true, func(b *pgx.Batch) {
 		if p.last != nil {
-			b.Queue(pgRecordFloor, p.key, int64(p.last()))
+			floor := int64(p.last())
+			for _, key := range p.keys {
+				b.Queue(pgRecordFloor, key, floor)
+			}
 		}
 		b.Queue("COMMIT")
 	})
@@ -237,12 +279,20 @@ func (p *pgHold) floor() int64 {
 
 // recordFloor adds to a statement whose first common table expression t finds the row it
 // changes (StoreLobbyMessages on PostgreSQL) the record of a hold's floor, made when t found it:
-// another common table expression, f.
+// another common table expression for each of its keys (f, for a lobby's one key).
 func (p *pgHold) recordFloor(q *strings.Builder, args []any) []any {
 	if p == nil || p.last == nil {
 		return args
 	}
-	q.WriteString(`, f AS (INSERT INTO order_locks (key, last_id) SELECT ?::TEXT, ?::BIGINT WHERE EXISTS (SELECT 1 FROM t)
+	floor := int64(p.last())
+	for i, key := range p.keys {
+		name := "f"
+		if i > 0 {
+			name = "f" + strconv.Itoa(i)
+		}
+		q.WriteString(`, ` + name + ` AS (INSERT INTO order_locks (key, last_id) SELECT ?::TEXT, ?::BIGINT WHERE EXISTS (SELECT 1 FROM t)
 		ON CONFLICT (key) DO UPDATE SET last_id = GREATEST(order_locks.last_id, EXCLUDED.last_id))`)
-	return append(args, p.key, int64(p.last()))
+		args = append(args, key, floor)
+	}
+	return args
 }

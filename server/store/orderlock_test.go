@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -102,6 +103,68 @@ func TestClusterOrderLockOutbox(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, h.Left, 1, "another key's event")
 	h.Unlock(nil)
+}
+
+// OrderLockAll holds several keys at once (a relationship's two users): a holder of any one of
+// them waits, another key is free; each commit records the floor under every key, and the next
+// holder of both finds what the outbox holds under either, in id order. Holders of overlapping
+// keys, each taking them in any order, never wait for each other.
+func TestClusterOrderLockAll(t *testing.T) {
+	ctx := context.Background()
+	a, b := twoNodes(t)
+	h, err := a.OrderLockAll(ctx, []string{"rel:2", "rel:1", "rel:2"}, func() uint64 { return 9 })
+	require.NoError(t, err)
+	other, err := b.OrderLock(ctx, "rel:3", nil)
+	require.NoError(t, err, "another key is free")
+	other.Unlock(nil)
+	next := make(chan *OrderHold, 1)
+	go func() { // waits for a's lock of rel:2; the test waits for it below
+		x, err := b.OrderLock(ctx, "rel:2", nil)
+		assert.NoError(t, err)
+		next <- x
+	}()
+	waited := assert.Eventually(t, func() bool { return lockWaiters(t, a) > 0 }, 10*time.Second, 5*time.Millisecond)
+	var ids []uint64
+	err = h.Store.WithTx(ctx, func(tx Store) error {
+		for _, k := range []string{"rel:2", "rel:1"} {
+			id, err := tx.AddOutbox(ctx, k, []byte(k), time.Unix(2, 0))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	h.Unlock(nil) // whatever happened: b takes the lock, and the test ends
+	x := <-next
+	require.NoError(t, err)
+	require.True(t, waited, "b never waited for the lock")
+	assert.Equal(t, uint64(9), x.Floor, "the commit recorded the floor under each key")
+	assert.Equal(t, []OutboxEvent{{ID: ids[0], Key: "rel:2", Data: []byte("rel:2"), CreatedAt: time.Unix(2, 0).UTC()}}, x.Left)
+	x.Unlock(nil)
+	h, err = b.OrderLockAll(ctx, []string{"rel:1", "rel:2"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, ids, []uint64{h.Left[0].ID, h.Left[1].ID}, "both keys' events, in id order")
+	h.Unlock(ids)
+
+	// Crossing holders of overlapping keys, named in either order.
+	var wg sync.WaitGroup
+	for i, s := range []*DB{a, b, a, b} {
+		keys := []string{"rel:1", "rel:2"}
+		if i%2 == 1 {
+			keys = []string{"rel:2", "rel:1"}
+		}
+		wg.Go(func() {
+			for range 20 {
+				h, err := s.OrderLockAll(ctx, keys, nil)
+				if !assert.NoError(t, err) {
+					return
+				}
+				h.Unlock(nil)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // A holder whose node dies after its commit, before it unlocks: the next holder finds the
@@ -303,4 +366,69 @@ func sendAndDie(t *testing.T, h *OrderHold, query string) {
 		}
 		return pc.Conn().Close()
 	}))
+}
+
+// Only a lobby's lock sets the generic plan (TestClusterLobbyLockPlansOnce): the statements its
+// group runs look dearer planned generic, so PostgreSQL left to choose plans them anew at each
+// run. The statements a DM channel's and a user's relationships' holders run are not so: after
+// the first five runs of each, PostgreSQL (plan_cache_mode auto) keeps its generic plan.
+func TestClusterDMAndRelationshipStatementsPlanOnce(t *testing.T) {
+	ctx := context.Background()
+	a, _ := twoNodes(t)
+	a.db.SetMaxOpenConns(2) // the node id's session and one more: every hold has the same
+	now := time.Unix(1000, 0)
+	ch, err := a.PutDMChannel(ctx, &DMChannel{ID: 10, UserLow: 1, UserHigh: 2, CreatedAt: now})
+	require.NoError(t, err)
+	var h *OrderHold
+	for i := range 12 {
+		id := uint64(100 + i)
+		h, err = a.OrderLockAll(ctx, []string{"dm:10"}, func() uint64 { return id })
+		require.NoError(t, err)
+		require.NoError(t, h.Store.WithTx(ctx, func(st Store) error {
+			return errors.Join(
+				func() error { _, err := st.GetDMChannel(ctx, ch.ID); return err }(),
+				st.InsertDirectMessage(ctx, &DirectMessage{ID: id, ChannelID: ch.ID, AppID: 5, AuthorID: 1, RecipientID: 2,
+					Content: "hi", CreatedAt: now}),
+				func() error { _, err := st.GetDirectMessage(ctx, ch.ID, id); return err }(),
+				func() error { _, err := st.ListDirectMessages(ctx, ch.ID, now.Add(-time.Hour), 50); return err }(),
+				func() error { _, err := st.AddOutbox(ctx, "dm:10", []byte("e"), now); return err }(),
+			)
+		}))
+		if i < 11 {
+			h.Unlock(nil)
+		}
+	}
+	h.Unlock(nil)
+	for i := range 12 {
+		h, err = a.OrderLockAll(ctx, []string{"rel:1", "rel:2"}, nil)
+		require.NoError(t, err)
+		require.NoError(t, h.Store.WithTx(ctx, func(st Store) error {
+			_, err1 := st.GetRelationship(ctx, 1, 2, 5)
+			_, err2 := st.ListRelated(ctx, 2)
+			_, err3 := st.CountOutgoingSince(ctx, 1, now)
+			err4 := st.PutRelationship(ctx, &Relationship{UserID: 1, PeerID: 2, AppID: 5, Type: RelFriend, CreatedAt: now.Add(time.Duration(i))})
+			if errors.Is(err1, ErrNotFound) {
+				err1 = nil
+			}
+			return errors.Join(err1, err2, err3, err4)
+		}))
+		if i < 11 {
+			h.Unlock(nil)
+		}
+	}
+	rows, err := h.Store.(*DB).q.QueryContext(ctx, `SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE generic_plans + custom_plans >= 12`)
+	require.NoError(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var stmt string
+		var generic, custom int
+		require.NoError(t, rows.Scan(&stmt, &generic, &custom))
+		n++
+		assert.LessOrEqual(t, custom, 5, "planned anew at each run: %s", stmt)
+	}
+	require.NoError(t, rows.Err())
+	h.Unlock(nil)
+	assert.GreaterOrEqual(t, n, 8, "the statements were prepared on the hold's session")
 }

@@ -62,10 +62,12 @@ func (j *journal) listen(p *player, names map[uint64]string) {
 }
 
 // DMs (create, edit, delete) and relationship changes (friend request, accept, remove, block)
-// made by players on three nodes reach every SDK once each and in commit order, though node A's
-// path between the commit and the publish is cut for some of them (as when it dies between the
-// two): the next change under the same order lock, through another node, relays what A left
-// first; and a change after which nothing comes is relayed once its lease is over.
+// made by players on three nodes reach every SDK once each and in commit order for their order
+// key (a DM channel's; each user's, for a relationship), though node A's path between the commit
+// and the publish is cut for some of them (as when it dies between the two): the next change
+// under the same key, through another node, relays what A left first, while changes under other
+// keys neither wait for it nor relay it; and a change after which nothing comes is relayed once
+// its lease is over.
 func TestDMsAndRelationshipsOutliveTheirPublish(t *testing.T) {
 	c, cut, clk := startCut(t)
 	ana, ben, cat := connect(t, c.Nodes[0], "ana"), connect(t, c.Nodes[1], "ben"), connect(t, c.Nodes[2], "cat")
@@ -92,31 +94,37 @@ func TestDMsAndRelationshipsOutliveTheirPublish(t *testing.T) {
 		lease bool // the relay job relays what waits, once its lease is over, before the step
 		cut   bool // made through node A with its publish cut
 		call  func(done func(*core.ClientResult))
+		left  int         // the order keys whose dispatches wait in the outbox after the step
 		then  func() bool // waited for after the step, when set
 	}{
-		{name: "ana DMs ben through A, not published", cut: true, call: dm(ana, ben, "one")},
-		{name: "cat DMs ben through C, which relays ana's first", call: dm(cat, ben, "two")},
+		{name: "ana DMs ben through A, not published", cut: true, call: dm(ana, ben, "one"), left: 1},
+		{name: "cat DMs ben through C: another channel, which neither waits nor relays", call: dm(cat, ben, "two"), left: 1},
+		{name: "ben DMs ana through B, which relays ana's first", call: dm(ben, ana, "three")},
 		{name: "ana edits her DM, not published", cut: true, call: func(done func(*core.ClientResult)) {
 			ana.EditUserMessage(ben.id, sent["one"], "one, edited", core.Func(done))
-		}},
-		{name: "cat deletes hers, after the edit is relayed", call: func(done func(*core.ClientResult)) {
+		}, left: 1},
+		{name: "cat deletes hers through C", call: func(done func(*core.ClientResult)) {
 			cat.DeleteUserMessage(ben.id, sent["two"], core.Func(done))
+		}, left: 1},
+		{name: "ben deletes his through B, after the edit is relayed", call: func(done func(*core.ClientResult)) {
+			ben.DeleteUserMessage(ana.id, sent["three"], core.Func(done))
 		}},
-		{name: "ana asks ben to be friends through A, not published", cut: true, call: func(done func(*core.ClientResult)) {
-			ana.SendGameFriendRequestById(ben.id, core.Func(done))
-		}},
-		{name: "cat asks ben through C, which relays ana's request first", call: func(done func(*core.ClientResult)) {
+		{name: "ana asks ben to be friends through A, not published: each user's events under the user's key",
+			cut: true, call: func(done func(*core.ClientResult)) {
+				ana.SendGameFriendRequestById(ben.id, core.Func(done))
+			}, left: 2},
+		{name: "cat asks ben through C, which relays ana's request to ben first, not ana's own event", call: func(done func(*core.ClientResult)) {
 			cat.SendGameFriendRequestById(ben.id, core.Func(done))
-		}, then: func() bool { // ben's SDK accepts only a request it has seen
+		}, left: 1, then: func() bool { // ben's SDK accepts only a request it has seen
 			return ben.GetRelationshipHandle(ana.id).GameRelationshipType() == core.RelationshipTypePendingIncoming
 		}},
-		{name: "ben accepts ana through B", call: func(done func(*core.ClientResult)) {
+		{name: "ben accepts ana through B, which relays ana's own event first", call: func(done func(*core.ClientResult)) {
 			ben.AcceptGameFriendRequest(ana.id, core.Func(done))
 		}},
 		{name: "ana removes ben through A, not published", cut: true, call: func(done func(*core.ClientResult)) {
 			ana.RemoveGameFriend(ben.id, core.Func(done))
-		}},
-		{name: "cat blocks ana through C, after nothing came under the lock for a lease", lease: true,
+		}, left: 2},
+		{name: "cat blocks ana through C, after nothing came under the locks for a lease", lease: true,
 			call: func(done func(*core.ClientResult)) { cat.BlockUser(ana.id, core.Func(done)) }},
 		// The last words: each SDK has had everything before them (the bus's one order).
 		{name: "ben DMs ana", call: dm(ben, ana, "end")},
@@ -130,22 +138,20 @@ func TestDMsAndRelationshipsOutliveTheirPublish(t *testing.T) {
 		cut.cut.Store(s.cut)
 		result(t, s.name, s.call) // the change's answer: it was committed
 		cut.cut.Store(false)
-		if s.cut {
-			require.Equal(t, 1, left(), "%s: its dispatches wait in the outbox", s.name)
-		} else {
-			require.Equal(t, 0, left(), "%s: what A left was relayed first", s.name)
-		}
+		require.Equal(t, s.left, left(), "%s: the order keys whose dispatches wait in the outbox", s.name)
 		if s.then != nil {
 			waitFor(t, s.name, s.then)
 		}
 	}
 
-	deleted := fmt.Sprintf("delete %d", sent["two"])
+	deleted := func(content string) string { return fmt.Sprintf("delete %d", sent[content]) }
 	want := map[*player][]string{
-		ana: {"create one", "update one, edited", "relationship ben", "no relationship ben", "create end"},
-		ben: {"create one", "create two", "update one, edited", deleted, "relationship ana", "relationship cat",
-			"no relationship ana", "create end", "create end"},
-		cat: {"create two", deleted, "relationship ben", "relationship ana", "create end"},
+		ana: {"create one", "create three", "update one, edited", deleted("three"), "relationship ben", "no relationship ben",
+			"create end"},
+		// Channel ana-ben's "one" waited for its relay while channel cat-ben's "two" went on.
+		ben: {"create two", "create one", "create three", deleted("two"), "update one, edited", deleted("three"),
+			"relationship ana", "relationship cat", "no relationship ana", "create end", "create end"},
+		cat: {"create two", deleted("two"), "relationship ben", "relationship ana", "create end"},
 	}
 	for p, w := range want {
 		waitFor(t, p.name+" to get the last words", func() bool {
@@ -165,7 +171,8 @@ func ends(events []string) []string {
 
 // A node killed with SIGKILL after it committed a DM or a friend request and before it published
 // its events (runNode's envHoldStaged holds the publish) loses none of them: the next change
-// under the same order lock, through another node, publishes them first. Every SDK, on the
+// under the same order key (the DM's channel, each user of the friend request), through another
+// node, publishes them first. Every SDK, on the
 // other nodes, gets each event once and in commit order.
 func TestKilledNodesCommittedEventsAreDelivered(t *testing.T) {
 	addrs := []string{servertest.FreeAddr(t), servertest.FreeAddr(t), servertest.FreeAddr(t)}
@@ -186,6 +193,7 @@ func TestKilledNodesCommittedEventsAreDelivered(t *testing.T) {
 		j.listen(p, names)
 	}
 	anaToken := envOf(1).ProvisionalToken(t, "ana", "ana") // ana's REST calls through node 1
+	benToken := envOf(2).ProvisionalToken(t, "ben", "ben")
 	st, err := store.OpenPostgres(context.Background(), storeURL, store.PostgresOptions{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
@@ -204,14 +212,21 @@ func TestKilledNodesCommittedEventsAreDelivered(t *testing.T) {
 		name         string
 		method, path string
 		body         any
-		next         func(done func(*core.ClientResult)) // through another node
+		keys         int    // the order keys its events wait under
+		next         func() // through another node
 	}{
-		{"a DM", http.MethodPost, fmt.Sprintf("/channels/%d/messages", channel.ID), map[string]string{"content": "held"},
-			func(done func(*core.ClientResult)) {
-				cat.SendUserMessage(ben.id, "after", core.Func(func(r *core.ClientResult, _ uint64) { done(r) }))
+		{"a DM", http.MethodPost, fmt.Sprintf("/channels/%d/messages", channel.ID), map[string]string{"content": "held"}, 1,
+			func() { // the channel's key
+				result(t, "ben's DM", func(done func(*core.ClientResult)) {
+					ben.SendUserMessage(ana.id, "after", core.Func(func(r *core.ClientResult, _ uint64) { done(r) }))
+				})
 			}},
-		{"a friend request", http.MethodPut, fmt.Sprintf("/users/@me/game-relationships/%d", ben.id), nil,
-			func(done func(*core.ClientResult)) { cat.SendGameFriendRequestById(ben.id, core.Func(done)) }},
+		// Each user's events wait under the user's key; ben accepts (through the API: his SDK has
+		// not seen the request) under both.
+		{"a friend request", http.MethodPut, fmt.Sprintf("/users/@me/game-relationships/%d", ben.id), nil, 2,
+			func() {
+				api(t, http.MethodPut, envOf(2).APIURL, fmt.Sprintf("/users/@me/game-relationships/%d", ana.id), benToken, nil, nil)
+			}},
 	}
 	for i, tc := range tests {
 		if i > 0 {
@@ -233,11 +248,11 @@ func TestKilledNodesCommittedEventsAreDelivered(t *testing.T) {
 				resp.Body.Close() // answered: the node was killed too late (checked below)
 			}
 		}()
-		waitFor(t, tc.name+": committed, its publish held", func() bool { return left() == 1 })
+		waitFor(t, tc.name+": committed, its publish held", func() bool { return left() == tc.keys })
 		nodes[0].kill()
 		<-held
-		require.Equal(t, 1, left(), "%s: the killed node left its events in the outbox", tc.name)
-		result(t, tc.name+": the next change", tc.next)
+		require.Equal(t, tc.keys, left(), "%s: the killed node left its events in the outbox", tc.name)
+		tc.next()
 		require.Equal(t, 0, left(), "%s: relayed by the next holder of the lock", tc.name)
 	}
 	result(t, "ben's last word to ana", func(done func(*core.ClientResult)) {
@@ -248,9 +263,9 @@ func TestKilledNodesCommittedEventsAreDelivered(t *testing.T) {
 	})
 
 	want := map[*player][]string{
-		ana: {"create held", "relationship ben", "create end"},
-		ben: {"create held", "create after", "relationship ana", "relationship cat", "create end", "create end"},
-		cat: {"create after", "relationship ben", "create end"},
+		ana: {"create held", "create after", "relationship ben", "create end"},
+		ben: {"create held", "create after", "relationship ana", "create end", "create end"},
+		cat: {"create end"},
 	}
 	for p, w := range want {
 		waitFor(t, p.name+" to get the last words", func() bool {

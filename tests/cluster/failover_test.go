@@ -55,6 +55,9 @@ func runNode() int {
 	if os.Getenv(envHoldStaged) != "" {
 		cfg.WrapBus = func(b gateway.Bus) gateway.Bus { return holdingBus{b} }
 	}
+	if f := os.Getenv(envCutPresence); f != "" {
+		cfg.WrapBus = func(b gateway.Bus) gateway.Bus { return presenceCutBus{Bus: b, file: f} }
+	}
 	if v := os.Getenv("SDKPP_NODE_HEARTBEAT"); v != "" {
 		cfg.NodeHeartbeat, _ = time.ParseDuration(v)
 	}

@@ -49,6 +49,13 @@ func TestInviteCrossesNodes(t *testing.T) {
 	s.SetJoin("cross-node-secret")
 	a.SetSecrets(s)
 	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(a, core.Func(done)) })
+	// The callback tells that the presence was sent on the host's gateway connection, not that A
+	// has read it: the invite, on another connection, could reach A first and be refused for the
+	// missing party. A took it once it told the host's friend.
+	waitFor(t, "A to take the host's presence", func() bool {
+		act := guest.GetUser(host.id).GameActivity()
+		return act != nil && act.Party() != nil && act.Party().Id() == "party-x"
+	})
 
 	var created, updated []*core.ActivityInvite
 	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
