@@ -2,14 +2,15 @@
 // written by one call of a flush function (a group commit): one statement, round trip and commit
 // for the whole group instead of one of each per write.
 //
-// No goroutine of its own and no timer: the first caller flushes at once, alone when it is
-// alone, so a write that meets no other pays no wait. The callers who come while a group is
-// being flushed wait, and together form the next group, which the first of them flushes once
-// the previous one is done: the busier the writes, the larger the groups. Before it takes its
-// group, the flusher may let the goroutines that are ready to run go first (Options.Yields), so
-// that those about to write join it, and may wait a moment for the callers of the group before
-// to come back (Options.Gather). Every caller returns only once the flush that holds its write
-// has returned, so an answer that follows a write is never sent before the write is stored.
+// No goroutine of its own: the first caller flushes at once, alone when it is alone, so a write
+// that meets no other pays no wait. The callers who come while a group is being flushed wait,
+// and together form the next group, which the first of them flushes once the previous one is
+// done: the busier the writes, the larger the groups. Before it takes its group, the flusher
+// may let the goroutines that are ready to run go first (Options.Yields), so that those about to
+// write join it, and, when more callers wrote at once a moment ago than are waiting now, may wait
+// a bounded moment for them to come back (Options.Gather, the only timer). Every caller returns
+// only once the flush that holds its write has returned, so an answer that follows a write is
+// never sent before the write is stored.
 package groupwrite
 
 import (
