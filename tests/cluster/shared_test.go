@@ -49,13 +49,7 @@ func TestInviteCrossesNodes(t *testing.T) {
 	s.SetJoin("cross-node-secret")
 	a.SetSecrets(s)
 	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(a, core.Func(done)) })
-	// The callback tells that the presence was sent on the host's gateway connection, not that A
-	// has read it: the invite, on another connection, could reach A first and be refused for the
-	// missing party. A took it once it told the host's friend.
-	waitFor(t, "A to take the host's presence", func() bool {
-		act := guest.GetUser(host.id).GameActivity()
-		return act != nil && act.Party() != nil && act.Party().Id() == "party-x"
-	})
+	waitForParty(t, guest, host, "party-x")
 
 	var created, updated []*core.ActivityInvite
 	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
@@ -177,6 +171,7 @@ func TestStartedNodeLearnsWhatTheStreamNoLongerHolds(t *testing.T) {
 	secrets.SetJoin("old-secret")
 	act.SetSecrets(secrets)
 	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(act, core.Func(done)) })
+	waitForParty(t, guest, host, "party-old")
 	var created []*core.ActivityInvite
 	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
 	result(t, "invite", func(done func(*core.ClientResult)) { host.SendActivityInvite(guest.id, "come", core.Func(done)) })
@@ -236,4 +231,16 @@ func untilAck(g *guildtest.Gateway) {
 	g.Send(gwire.OpHeartbeat, nil)
 	for g.Next().Op != gwire.OpHeartbeatACK {
 	}
+}
+
+// waitForParty waits until friend sees host in party. UpdateRichPresence's callback tells that
+// the presence was written on the host's gateway connection, not that its node has read it: an
+// invite, on another connection (HTTP), could reach the node first and be refused for the
+// missing party. The node took the presence once it told the host's friend.
+func waitForParty(t *testing.T, friend, host *player, party string) {
+	t.Helper()
+	waitFor(t, "the host's node to take its presence", func() bool {
+		act := friend.GetUser(host.id).GameActivity()
+		return act != nil && act.Party() != nil && act.Party().Id() == party
+	})
 }
