@@ -102,7 +102,7 @@ func noteOf(s *session, st busmsg.NoteState) busmsg.SessionNote {
 	who := s.who
 	who.Scopes = nil
 	return busmsg.SessionNote{ID: s.id, Who: who, Intents: s.intents, Capabilities: s.capabilities, Since: s.since,
-		State: st, Expires: s.expires}
+		State: st, Expires: s.expires, Gen: s.gen}
 }
 
 // Announce tells the other nodes that this node (re)started: the sessions of its earlier life
@@ -326,8 +326,12 @@ func endMatch(x *busmsg.EndNote, s *session) bool {
 }
 
 // remoteNoteLocked records another node's note of a session. A session of this node that
-// another node now holds (it was resumed there) is this node's no more.
+// another node now holds (it was resumed there) is this node's no more. A stale note (sent
+// before the session moved on, read after) changes nothing.
 func (h *Hub) remoteNoteLocked(n *busmsg.SessionNote) {
+	if s, old := h.sessions[n.ID], h.remote[n.ID]; (s != nil && n.Gen < s.gen) || (old != nil && n.Gen < old.Gen) {
+		return
+	}
 	if s := h.sessions[n.ID]; s != nil && n.State != busmsg.NoteEnded {
 		s.moved = true
 		if s.conn != nil {
@@ -400,7 +404,7 @@ func (c *conn) resumeRemote(sessionID string, seq int64, who Identity) (attached
 	}
 	upto := h.busSeq
 	from := busmsg.Resume(seq)
-	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since}
+	s := &session{id: n.ID, who: n.Who, intents: n.Intents, capabilities: n.Capabilities, since: n.Since, gen: n.Gen + 1}
 	s.who.Grant, s.grant, s.who.Scopes = who.Grant, who.Grant, who.Scopes
 	s.SetSeq(max(int64(upto)<<busmsg.Shift, seq))
 	base := s.Seq()

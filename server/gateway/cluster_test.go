@@ -199,6 +199,19 @@ func (r *recorder) count() int {
 	return len(r.events)
 }
 
+// seen counts the events ev recorded and not yet taken.
+func (r *recorder) seen(ev string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if e == ev {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *recorder) take() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -250,7 +263,8 @@ func TestNodeDownEndsItsSessionsConnections(t *testing.T) {
 	})
 	// User 8's client saw node A go first, and resumed on C; user 7's did not yet.
 	eight.drop()
-	waitFor(t, "A to let user 8's connection go", func() bool { return a.hub.Sessions(8) == 0 })
+	// A ends the connection's hold (OnSession once more) after it lets it go.
+	waitFor(t, "A to let user 8's connection go", func() bool { return a.hub.Sessions(8) == 0 && ra.seen("session:8") == 2 })
 	moved := c.dial()
 	moved.resume("user-8", r8.SessionID, *ready8.S)
 	require.Equal(t, gwire.EventResumed, deref(moved.expectOp(gwire.OpDispatch).T))
@@ -631,4 +645,32 @@ func TestDispatchSessionReachesAnotherNode(t *testing.T) {
 	assert.Equal(t, "BOTH", deref(onA.expectOp(gwire.OpDispatch).T))
 	assert.Equal(t, "BOTH", deref(onB.expectOp(gwire.OpDispatch).T), "B's own session did not get A's")
 	assert.False(t, b.hub.DispatchSession("no-such-session", "NONE", map[string]int{}))
+}
+
+// A note a node sent before the session moved on, read after it (node A let the connection go
+// and told so, while the client had already resumed on C), is stale: C keeps the session it
+// resumed, and B still counts the user as online on C.
+func TestStaleNoteLeavesAMovedSessionAlone(t *testing.T) {
+	bus := newMemBus(t)
+	a, b, c := bus.node(t, 1), bus.node(t, 2), bus.node(t, 3)
+	eight := a.dial()
+	eight.send(gwire.OpIdentify, identifyData("user-8"))
+	ready := eight.expectOp(gwire.OpDispatch)
+	var r gwire.Ready
+	require.NoError(t, json.Unmarshal(ready.D, &r))
+	waitFor(t, "C to know the session", func() bool { return c.hub.Online(8) })
+	a.hub.mu.Lock()
+	stale := noteOf(a.hub.sessions[r.SessionID], busmsg.NoteDetached) // what A says once the connection goes
+	a.hub.mu.Unlock()
+
+	moved := c.dial()
+	moved.resume("user-8", r.SessionID, *ready.S)
+	require.Equal(t, gwire.EventResumed, deref(moved.expectOp(gwire.OpDispatch).T))
+	waitFor(t, "A to let the session go", func() bool { return a.hub.Sessions(8) == 0 })
+	a.hub.note(stale) // read by every node after C's note of the resumed session
+
+	b.hub.Dispatch(8, "MARK", map[string]int{}) // read by C after the stale note
+	require.Equal(t, "MARK", deref(moved.expectOp(gwire.OpDispatch).T), "the resumed session stays on C")
+	assert.Equal(t, 1, c.hub.Sessions(8))
+	assert.True(t, b.hub.OnlineApp(testApp, 8), "B counts the user online on C")
 }

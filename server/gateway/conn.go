@@ -277,7 +277,7 @@ func (c *conn) write(frame []byte) error {
 func (c *conn) loop() wsframe.Close {
 	h := c.h
 	c.armHeartbeat()
-	if c.write(controlFrame(gwire.OpHello, gwire.Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
+	if c.write(wsframe.Control(gwire.OpHello, gwire.Hello{HeartbeatInterval: h.cfg.HeartbeatInterval.Milliseconds()})) != nil {
 		return wsframe.Gone
 	}
 	for {
@@ -318,7 +318,7 @@ func (c *conn) loop() wsframe.Close {
 		case r := <-c.kick:
 			return r
 		case <-h.closing:
-			_ = c.write(controlFrame(gwire.OpReconnect, nil))
+			_ = c.write(wsframe.Control(gwire.OpReconnect, nil))
 			return wsframe.Close{Code: gwire.CloseServiceRestart, Reason: "service restart"}
 		}
 	}
@@ -388,7 +388,7 @@ func (c *conn) handle(data []byte) (wsframe.Close, bool) {
 			return decodeError("heartbeat d must be a sequence number or null")
 		}
 		c.armHeartbeat()
-		if c.write(controlFrame(gwire.OpHeartbeatACK, nil)) != nil {
+		if c.write(wsframe.Control(gwire.OpHeartbeatACK, nil)) != nil {
 			return wsframe.Gone, true
 		}
 		return wsframe.Close{}, false
@@ -750,7 +750,7 @@ func (h *Hub) readyExtra(who Identity, ready []byte) ([]byte, error) {
 
 // invalidSession sends op 9 with d false; the connection stays open for a new gwire.Identify.
 func (c *conn) invalidSession() (wsframe.Close, bool) {
-	if c.write(controlFrame(gwire.OpInvalidSession, false)) != nil {
+	if c.write(wsframe.Control(gwire.OpInvalidSession, false)) != nil {
 		return wsframe.Gone, true
 	}
 	return wsframe.Close{}, false

@@ -27,8 +27,9 @@ type session struct {
 	// grant is the token grant of the access token that identified or last resumed the
 	// session (Identity.Grant); guarded by Hub.mu.
 	grant uint64
-	// since is when the session was identified.
+	// since is when the session was identified; gen is busmsg.SessionNote.Gen.
 	since time.Time
+	gen   uint64
 	// stamp is the Hub.stamp of the last dispatch pushed to the session (Hub.push).
 	stamp uint64
 }

@@ -211,6 +211,9 @@ type SessionNote struct {
 	Since        time.Time `json:"since"`
 	State        NoteState `json:"state"`
 	Expires      time.Time `json:"expires,omitzero"`
+	// Gen counts the session's moves to another node (resumed there). A note of a lower Gen
+	// than one already heard of the session is stale: the session moved on since it was sent.
+	Gen uint64 `json:"gen,omitempty"`
 }
 
 // NoteState is the state of a session a SessionNote tells.

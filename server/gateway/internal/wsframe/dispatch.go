@@ -1,6 +1,7 @@
 package wsframe
 
 import (
+	"encoding/json"
 	"maps"
 	"strconv"
 	"sync/atomic"
@@ -15,6 +16,19 @@ type Dispatch struct {
 	Seq   int64
 	Event []byte // the JSON-quoted event name
 	Data  []byte // the event's data, JSON
+}
+
+// Control encodes a payload that is not a dispatch, {"op":op,"d":d,"s":null,"t":null}; a d that
+// does not encode (only the hub's own values get here) is null.
+func Control(op int, d any) []byte {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		raw = []byte("null")
+	}
+	b := append([]byte(`{"op":`), strconv.Itoa(op)...)
+	b = append(b, `,"d":`...)
+	b = append(b, raw...)
+	return append(b, `,"s":null,"t":null}`...)
 }
 
 // Frame is the dispatch's payload, {"op":0,"d":...,"s":...,"t":...}.

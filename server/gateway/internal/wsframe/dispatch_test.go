@@ -1,6 +1,7 @@
 package wsframe
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"testing"
@@ -33,4 +34,20 @@ func TestEventName(t *testing.T) {
 	}
 	assert.Len(t, *eventNames.Load(), maxEventNames, "bounded")
 	assert.Equal(t, `"LOBBY_MESSAGE_CREATE"`, string(EventName("LOBBY_MESSAGE_CREATE")))
+}
+
+// A control payload is the JSON object {op, d, s: null, t: null}, as encoding/json writes it;
+// a d that does not encode is null.
+func TestControl(t *testing.T) {
+	for _, tc := range []struct {
+		op int
+		d  any
+	}{{10, map[string]int64{"heartbeat_interval": 41250}}, {11, nil}, {9, false}, {7, "<&>"}, {1, func() {}}} {
+		d, err := json.Marshal(tc.d)
+		if err != nil {
+			d = []byte("null")
+		}
+		want, _ := json.Marshal(map[string]json.RawMessage{"op": json.RawMessage(strconv.Itoa(tc.op)), "d": d, "s": nil, "t": nil})
+		assert.JSONEq(t, string(want), string(Control(tc.op, tc.d)), "op %d", tc.op)
+	}
 }
