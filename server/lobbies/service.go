@@ -38,6 +38,10 @@ const (
 	MaxAdditionalName     = 80              // a member's additional_name (rule MSG-2)
 	MaxNonceChars         = 25              // a message's nonce
 	NonceWindow           = 5 * time.Minute // how long an enforced nonce is remembered
+	// DefaultNonceMemory bounds, in bytes, the messages kept in memory for their enforced nonce
+	// (Service.NonceMemory): about 320,000 of the usual size, over 1,000 such sends a second for
+	// all of NonceWindow. Past it the oldest are forgotten early and the store answers for them.
+	DefaultNonceMemory = 256 << 20
 	MinIdleTimeoutSeconds = 5               // idle_timeout_seconds
 	MaxIdleTimeoutSeconds = 604800          // idle_timeout_seconds: 7 days
 	DefaultIdleTimeout    = 5 * time.Minute
@@ -95,6 +99,9 @@ type Service struct {
 	// ObserveJob, when set, is told of each sweep of the janitor (the idle lobbies deleted,
 	// the next expiry read) as job "lobby_expiry", with its duration and error.
 	ObserveJob func(job string, took time.Duration, err error)
+	// NonceMemory bounds, in bytes, the messages kept in memory for their enforced nonce (0:
+	// DefaultNonceMemory).
+	NonceMemory int
 	// Notifier receives the realtime events; nil means no realtime delivery.
 	Notifier Notifier
 	// Connected tells whether a user has a live gateway session of an application: a member's
