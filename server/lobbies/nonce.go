@@ -26,9 +26,10 @@ func (s *Service) nonceMemory() *noncemem.Memory {
 // member sent with that nonce within NonceWindow. The store keeps each message's enforced nonce
 // too, so for NonceWindow after the memory starts (the service started, or forgot what a failed
 // commit may have lost) a send repeated across that start still finds its first message, and so
-// does one whose first message the memory forgot early (over its limit). Only while the newest
-// message with an enforced nonce stored before the memory started, or forgotten early, is
-// younger than NonceWindow does that cost a query. Call with s.order held.
+// does one whose first message the memory forgot early (over its limit). That costs a query for
+// a send whose key's hash the memory kept (noncemem.Memory.Sent), and for every send while the
+// newest message with an enforced nonce stored before the memory started, or forgotten early
+// whole, is younger than NonceWindow. Call with s.order held.
 func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.Encoded, bool, error) {
 	if !s.noncesStarted {
 		latest, err := s.Store.LatestNonceMessageAt(q.ctx, now.Add(-NonceWindow))
@@ -37,14 +38,14 @@ func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now tim
 		}
 		s.noncesStarted, s.storedBefore = true, latest
 	}
-	before := s.storedBefore
-	if early := s.nonceMemory().ForgotEarly(); early.After(before) {
+	mem, before := s.nonceMemory(), s.storedBefore
+	if early := mem.ForgotEarly(); early.After(before) {
 		before = early
 	}
-	if !now.Before(before.Add(NonceWindow)) {
+	if !mem.Sent(k) && !now.Before(before.Add(NonceWindow)) {
 		return nil, false, nil // the memory holds the whole window
 	}
-	s.flush() // what was accepted before the memory started is stored
+	s.flush() // what was accepted before the memory started, or forgot, is stored
 	m, err := s.Store.FindLobbyMessageByNonce(q.ctx, k.Lobby, k.Author, k.Nonce, now.Add(-NonceWindow))
 	switch {
 	case errors.Is(err, store.ErrNotFound):

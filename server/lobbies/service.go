@@ -38,10 +38,6 @@ const (
 	MaxAdditionalName     = 80              // a member's additional_name (rule MSG-2)
 	MaxNonceChars         = 25              // a message's nonce
 	NonceWindow           = 5 * time.Minute // how long an enforced nonce is remembered
-	// DefaultNonceMemory bounds, in bytes, the messages kept in memory for their enforced nonce
-	// (Service.NonceMemory): about 320,000 of the usual size, over 1,000 such sends a second for
-	// all of NonceWindow. Past it the oldest are forgotten early and the store answers for them.
-	DefaultNonceMemory = 256 << 20
 	MinIdleTimeoutSeconds = 5               // idle_timeout_seconds
 	MaxIdleTimeoutSeconds = 604800          // idle_timeout_seconds: 7 days
 	DefaultIdleTimeout    = 5 * time.Minute
@@ -58,6 +54,12 @@ const (
 	MaxModerationKeyChars   = 1024
 	MaxModerationValueChars = 2000
 )
+
+// DefaultNonceMemory bounds, in bytes, the memory of enforced nonces (Service.NonceMemory): half
+// of it keeps about 160,000 messages of the usual size whole, the rest the hashes of 2 million
+// more, so up to about 7,000 such sends a second over NonceWindow no send queries the store but
+// a repeat of a message kept as a hash (package noncemem).
+const DefaultNonceMemory = 256 << 20
 
 // Notifier delivers lobby events in real time (the gateway). LobbyEvent is called after the
 // change is committed, once per event, in the order the events happened, with the application
