@@ -1,6 +1,7 @@
 package lobbies
 
 import (
+	"cmp"
 	"errors"
 	"time"
 
@@ -16,7 +17,7 @@ type nonceKey = noncemem.Key
 // since it started (it starts empty: see storedNonce). Call with s.order held.
 func (s *Service) nonceMemory() *noncemem.Memory {
 	if s.nonces == nil {
-		s.nonces = noncemem.New(NonceWindow)
+		s.nonces = noncemem.New(NonceWindow, cmp.Or(s.NonceMemory, DefaultNonceMemory))
 	}
 	return s.nonces
 }
@@ -24,9 +25,11 @@ func (s *Service) nonceMemory() *noncemem.Memory {
 // storedNonce looks k up in the store while the memory may lack it, and returns the message the
 // member sent with that nonce within NonceWindow. The store keeps each message's enforced nonce
 // too, so for NonceWindow after the memory starts (the service started, or forgot what a failed
-// commit may have lost) a send repeated across that start still finds its first message. Only
-// while the newest message with an enforced nonce stored before the memory started is younger
-// than NonceWindow does that cost a query. Call with s.order held.
+// commit may have lost) a send repeated across that start still finds its first message, and so
+// does one whose first message the memory forgot early (over its limit). That costs a query for
+// a send whose key's hash the memory kept (noncemem.Memory.Sent), and for every send while the
+// newest message with an enforced nonce stored before the memory started, or forgotten early
+// whole, is younger than NonceWindow. Call with s.order held.
 func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now time.Time) (wire.Encoded, bool, error) {
 	if !s.noncesStarted {
 		latest, err := s.Store.LatestNonceMessageAt(q.ctx, now.Add(-NonceWindow))
@@ -35,10 +38,14 @@ func (s *Service) storedNonce(q *request, member *hotMember, k nonceKey, now tim
 		}
 		s.noncesStarted, s.storedBefore = true, latest
 	}
-	if !now.Before(s.storedBefore.Add(NonceWindow)) {
+	mem, before := s.nonceMemory(), s.storedBefore
+	if early := mem.ForgotEarly(); early.After(before) {
+		before = early
+	}
+	if !mem.Sent(k) && !now.Before(before.Add(NonceWindow)) {
 		return nil, false, nil // the memory holds the whole window
 	}
-	s.flush() // what was accepted before the memory started is stored
+	s.flush() // what was accepted before the memory started, or forgot, is stored
 	m, err := s.Store.FindLobbyMessageByNonce(q.ctx, k.Lobby, k.Author, k.Nonce, now.Add(-NonceWindow))
 	switch {
 	case errors.Is(err, store.ErrNotFound):

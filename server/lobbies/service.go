@@ -55,6 +55,12 @@ const (
 	MaxModerationValueChars = 2000
 )
 
+// DefaultNonceMemory bounds, in bytes, the memory of enforced nonces (Service.NonceMemory): half
+// of it keeps about 160,000 messages of the usual size whole, the rest the hashes of 2 million
+// more, so up to about 7,000 such sends a second over NonceWindow no send queries the store but
+// a repeat of a message kept as a hash (package noncemem).
+const DefaultNonceMemory = 256 << 20
+
 // Notifier delivers lobby events in real time (the gateway). LobbyEvent is called after the
 // change is committed, once per event, in the order the events happened, with the application
 // the lobby belongs to (deliver only to sessions identified with a token of that application)
@@ -95,6 +101,9 @@ type Service struct {
 	// ObserveJob, when set, is told of each sweep of the janitor (the idle lobbies deleted,
 	// the next expiry read) as job "lobby_expiry", with its duration and error.
 	ObserveJob func(job string, took time.Duration, err error)
+	// NonceMemory bounds, in bytes, the messages kept in memory for their enforced nonce (0:
+	// DefaultNonceMemory).
+	NonceMemory int
 	// Notifier receives the realtime events; nil means no realtime delivery.
 	Notifier Notifier
 	// Connected tells whether a user has a live gateway session of an application: a member's
