@@ -21,6 +21,12 @@ var corpus = []string{
 	`{"a":1} x`, `{"a":1}{}`, `{"a":[1,2}`, `{"a":{"b":1]}`, `{1:2}`, `{"a":1 "b":2}`,
 	`{"a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`,
 	`{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+	// A member as deep as encoding/json allows on its own is one level too deep in an object.
+	`{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
+	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
+	strings.Repeat(`{"a":`, maxDepth) + `1` + strings.Repeat("}", maxDepth),
+	strings.Repeat(`{"a":`, maxDepth+1) + `1` + strings.Repeat("}", maxDepth+1),
+	strings.Repeat(`[{"a":[],"b":{}},`, 70) + `1` + strings.Repeat("]", 70),
 }
 
 // Object agrees with encoding/json: what it walks is a valid object whose members (the last of
