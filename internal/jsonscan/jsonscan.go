@@ -166,7 +166,19 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 	object := false // whether the innermost open one is an object
 	var ok bool
 	for {
-		// b[i] starts a value, in the innermost open composite when level > 0.
+		// b[i] starts a member of the innermost open composite (level > 0), or is the first one.
+		if object && level > 0 { // the member's key, its colon and the white space after them
+			if i >= len(b) || b[i] != '"' {
+				return 0, false
+			}
+			if i, ok = String(b, i); !ok {
+				return 0, false
+			}
+			if i = Space(b, i); i >= len(b) || b[i] != ':' {
+				return 0, false
+			}
+			i = Space(b, i+1)
+		}
 		if i >= len(b) {
 			return 0, false
 		}
@@ -183,11 +195,7 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 			object = c == '{'
 			kinds.set(level, object)
 			level++
-			if i = j; object {
-				if i, ok = key(b, i); !ok {
-					return 0, false
-				}
-			}
+			i = j
 			continue
 		case '"':
 			i, ok = String(b, i)
@@ -207,11 +215,6 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 			}
 			if b[i] == ',' {
 				i = Space(b, i+1)
-				if object {
-					if i, ok = key(b, i); !ok {
-						return 0, false
-					}
-				}
 				break
 			}
 			closer := byte(']')
@@ -227,21 +230,6 @@ func skipComposite(b []byte, i, depth int) (int, bool) {
 			}
 		}
 	}
-}
-
-// key skips an object member's key and its colon at b[i], and the white space after them.
-func key(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	i, ok := String(b, i)
-	if !ok {
-		return 0, false
-	}
-	if i = Space(b, i); i >= len(b) || b[i] != ':' {
-		return 0, false
-	}
-	return Space(b, i+1), true
 }
 
 // bitStack is a stack of bits indexed by level: the first 64 in a word, the rest (as deep as
