@@ -35,12 +35,12 @@ func Object(b []byte, fn func(key, value []byte) bool) bool {
 		if i >= len(b) || b[i] != '"' {
 			return false
 		}
-		end, ascii, ok := scanString(b, i)
+		end, ok := String(b, i)
 		if !ok {
 			return false
 		}
 		key := b[i+1 : end-1]
-		if !ascii && (hasByte(key, '\\') || !utf8.Valid(key)) {
+		if !isASCII(key) && (hasByte(key, '\\') || !utf8.Valid(key)) {
 			return false
 		}
 		i = Space(b, end)
@@ -266,16 +266,6 @@ func (s *bitStack) get(level int) bool {
 // String returns the end of the JSON string at b[i] (which is '"'), and false when it is not a
 // valid one. Its bytes are not checked to be UTF-8, as encoding/json does not check them.
 func String(b []byte, i int) (int, bool) {
-	end, _, ok := scanString(b, i)
-	return end, ok
-}
-
-// scanString is String, and also reports whether the string's text is all ASCII without escapes
-// (then it is valid UTF-8 and exactly what encoding/json decodes).
-func scanString(b []byte, i int) (end int, ascii, ok bool) {
-	const highs = 0x8080808080808080
-	var seen uint64 // the bytes of the text passed, ORed: its high bit tells of non-ASCII
-	escaped := false
 	i++
 	for {
 		// Eight bytes at a time, jumping to the first that ends or escapes the string: a message's
@@ -284,42 +274,38 @@ func scanString(b []byte, i int) (end int, ascii, ok bool) {
 			x := binary.LittleEndian.Uint64(b[i : i+8])
 			m := special(x)
 			if m == 0 {
-				seen |= x
 				i += 8
 				continue
 			}
-			seen |= x & (m&-m - 1) // the bytes before the special one (and its low 7 bits)
 			i += bits.TrailingZeros64(m) >> 3
 		} else { // the last few bytes
 			for i < len(b) && !isSpecial(b[i]) {
-				seen |= uint64(b[i])
 				i++
 			}
 			if i >= len(b) {
-				return 0, false, false
+				return 0, false
 			}
 		}
 		switch b[i] {
 		case '"':
-			return i + 1, !escaped && seen&highs == 0, true
+			return i + 1, true
 		case '\\':
-			escaped = true
 			if i+1 >= len(b) {
-				return 0, false, false
+				return 0, false
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return 0, false, false
+					return 0, false
 				}
 				i += 6
 			default:
-				return 0, false, false
+				return 0, false
 			}
 		default: // a control character
-			return 0, false, false
+			return 0, false
 		}
 	}
 }
