@@ -40,7 +40,7 @@ func Object(b []byte, fn func(key, value []byte) bool) bool {
 			return false
 		}
 		key := b[i+1 : end-1]
-		if hasByte(key, '\\') || !utf8.Valid(key) {
+		if !isASCII(key) && (hasByte(key, '\\') || !utf8.Valid(key)) {
 			return false
 		}
 		i = Space(b, end)
@@ -49,7 +49,8 @@ func Object(b []byte, fn func(key, value []byte) bool) bool {
 		}
 		i = Space(b, i+1)
 		start := i
-		if end, ok = Value(b, i); !ok || !fn(key, b[start:end]) {
+		// The members are one level down: nested as deep as encoding/json allows in all.
+		if end, ok = value(b, i, 1); !ok || !fn(key, b[start:end]) {
 			return false
 		}
 		i = Space(b, end)
@@ -80,17 +81,38 @@ func Plain(v []byte) (string, bool) {
 		return "", false
 	}
 	s := v[1 : len(v)-1]
-	if hasByte(s, '\\') || !utf8.Valid(s) {
+	if !isASCII(s) && (hasByte(s, '\\') || !utf8.Valid(s)) {
 		return "", false
 	}
 	return string(s), true
+}
+
+// isASCII reports whether s is all ASCII without a backslash, eight bytes at a time: the usual
+// text of a key or a value, which then needs no other look.
+func isASCII(s []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		backslash := x ^ (ones * '\\')
+		if (x|(backslash-ones)&^backslash)&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || s[i] == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func hasByte(b []byte, c byte) bool { return bytes.IndexByte(b, c) >= 0 }
 
 // Space skips JSON white space from i.
 func Space(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	// One comparison for the usual byte, which is not white space.
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
@@ -100,19 +122,24 @@ func Space(b []byte, i int) int {
 // deeper than encoding/json allows).
 func Value(b []byte, i int) (int, bool) { return value(b, i, 0) }
 
+// value is Value for a value nested depth levels down.
 func value(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) {
 		return 0, false
 	}
-	switch c := b[i]; {
-	case c == '"':
+	switch b[i] {
+	case '"':
 		return String(b, i)
-	case c == '{' || c == '[':
-		if depth >= maxDepth {
-			return 0, false
-		}
-		return skipComposite(b, i, depth+1)
-	case c == '-' || (c >= '0' && c <= '9'):
+	case '{', '[':
+		return skipComposite(b, i, depth)
+	}
+	return scalar(b, i)
+}
+
+// scalar returns the end of the number or literal at b[i] (which exists).
+func scalar(b []byte, i int) (int, bool) {
+	switch c := b[i]; {
+	case c == '-' || c-'0' <= 9:
 		return skipNumber(b, i)
 	case c == 't':
 		return skipLiteral(b, i, "true")
@@ -131,88 +158,149 @@ func skipLiteral(b []byte, i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-// skipComposite skips the object or array at b[i].
+// skipComposite skips the object or array at b[i], nested depth levels down, in one loop: the
+// composites open inside it are kept as bits (1 for an object), not as calls.
 func skipComposite(b []byte, i, depth int) (int, bool) {
-	object := b[i] == '{'
-	closer := byte(']')
-	if object {
-		closer = '}'
-	}
-	i = Space(b, i+1)
-	if i < len(b) && b[i] == closer {
-		return i + 1, true
-	}
+	var kinds bitStack
+	level := 0      // composites open, from b[i]'s on
+	object := false // whether the innermost open one is an object
+	var ok bool
 	for {
-		var ok bool
-		if object {
+		// b[i] starts a member of the innermost open composite (level > 0), or is the first one.
+		if object && level > 0 { // the member's key, its colon and the white space after them
 			if i >= len(b) || b[i] != '"' {
 				return 0, false
 			}
 			if i, ok = String(b, i); !ok {
 				return 0, false
 			}
-			i = Space(b, i)
-			if i >= len(b) || b[i] != ':' {
+			if i = Space(b, i); i >= len(b) || b[i] != ':' {
 				return 0, false
 			}
 			i = Space(b, i+1)
 		}
-		if i, ok = value(b, i, depth); !ok {
-			return 0, false
-		}
-		i = Space(b, i)
 		if i >= len(b) {
 			return 0, false
 		}
-		if b[i] == closer {
-			return i + 1, true
+		switch c := b[i]; c {
+		case '{', '[':
+			if depth+level >= maxDepth {
+				return 0, false
+			}
+			j := Space(b, i+1)
+			if j < len(b) && b[j] == c+2 { // empty ('}' is '{'+2, ']' is '['+2): a value as any other
+				i, ok = j+1, true
+				break
+			}
+			object = c == '{'
+			kinds.set(level, object)
+			level++
+			i = j
+			continue
+		case '"':
+			i, ok = String(b, i)
+		default:
+			i, ok = scalar(b, i)
 		}
-		if b[i] != ',' {
+		if !ok {
 			return 0, false
 		}
-		i = Space(b, i+1)
+		// After a value: the separators and closers that follow it.
+		for {
+			if level == 0 { // the value was b[i]'s own, empty composite
+				return i, true
+			}
+			if i = Space(b, i); i >= len(b) {
+				return 0, false
+			}
+			if b[i] == ',' {
+				i = Space(b, i+1)
+				break
+			}
+			closer := byte(']')
+			if object {
+				closer = '}'
+			}
+			if b[i] != closer {
+				return 0, false
+			}
+			i++
+			if level--; level > 0 {
+				object = kinds.get(level - 1)
+			}
+		}
 	}
+}
+
+// bitStack is a stack of bits indexed by level: the first 64 in a word, the rest (as deep as
+// encoding/json nests) allocated only for values that go that deep.
+type bitStack struct {
+	low  uint64
+	deep []uint64
+}
+
+func (s *bitStack) set(level int, bit bool) {
+	w, m := &s.low, uint64(1)<<(level&63)
+	if level >= 64 {
+		k := level>>6 - 1
+		for len(s.deep) <= k {
+			s.deep = append(s.deep, 0)
+		}
+		w = &s.deep[k]
+	}
+	if bit {
+		*w |= m
+	} else {
+		*w &^= m
+	}
+}
+
+func (s *bitStack) get(level int) bool {
+	w := s.low
+	if level >= 64 {
+		w = s.deep[level>>6-1]
+	}
+	return w&(uint64(1)<<(level&63)) != 0
 }
 
 // String returns the end of the JSON string at b[i] (which is '"'), and false when it is not a
 // valid one. Its bytes are not checked to be UTF-8, as encoding/json does not check them.
 func String(b []byte, i int) (int, bool) {
-	for i++; ; i++ {
+	i++
+	for {
 		// Eight bytes at a time, jumping to the first that ends or escapes the string: a message's
 		// text is mostly bytes that need no look.
-		for i+8 <= len(b) {
-			if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+		if i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i : i+8])
+			m := special(x)
+			if m == 0 {
+				i += 8
+				continue
 			}
-			i += 8
-		}
-		for i < len(b) && !isSpecial(b[i]) { // the last few bytes
-			i++
-		}
-		if i >= len(b) {
-			return 0, false
+			i += bits.TrailingZeros64(m) >> 3
+		} else { // the last few bytes
+			for i < len(b) && !isSpecial(b[i]) {
+				i++
+			}
+			if i >= len(b) {
+				return 0, false
+			}
 		}
 		switch b[i] {
 		case '"':
 			return i + 1, true
 		case '\\':
-			i++
-			if i >= len(b) {
+			if i+1 >= len(b) {
 				return 0, false
 			}
-			switch b[i] {
+			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
 			case 'u':
-				if len(b)-i < 5 {
+				if len(b)-i < 6 || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 					return 0, false
 				}
-				for _, h := range b[i+1 : i+5] {
-					if !isHex(h) {
-						return 0, false
-					}
-				}
-				i += 4
+				i += 6
 			default:
 				return 0, false
 			}

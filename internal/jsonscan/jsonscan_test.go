@@ -21,6 +21,12 @@ var corpus = []string{
 	`{"a":1} x`, `{"a":1}{}`, `{"a":[1,2}`, `{"a":{"b":1]}`, `{1:2}`, `{"a":1 "b":2}`,
 	`{"a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}`,
 	`{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+	// A member as deep as encoding/json allows on its own is one level too deep in an object.
+	`{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
+	strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth),
+	strings.Repeat(`{"a":`, maxDepth) + `1` + strings.Repeat("}", maxDepth),
+	strings.Repeat(`{"a":`, maxDepth+1) + `1` + strings.Repeat("}", maxDepth+1),
+	strings.Repeat(`[{"a":[],"b":{}},`, 70) + `1` + strings.Repeat("]", 70),
 }
 
 // Object agrees with encoding/json: what it walks is a valid object whose members (the last of
@@ -145,6 +151,59 @@ func BenchmarkString(b *testing.B) {
 		// A plain check: testify's helpers would cost more than the code measured.
 		if end, ok := String(s, 0); !ok || end != len(s) {
 			b.Fatal()
+		}
+	}
+}
+
+// The word-at-a-time scans agree with encoding/json whichever byte of a word holds what ends or
+// escapes a string, a control byte, a byte that is not UTF-8, or U+2028/U+2029 (valid in JSON
+// text, which encoding/json escapes only when it writes): in keys and values, as Valid, Object
+// and Plain read them, with every alignment of the string in the input.
+func TestWordEdges(t *testing.T) {
+	inserts := []string{`"`, `\`, `\"`, `\\`, `\n`, `\u00e9`, `\u12`, `\x`, "\x00", "\x01", "\x1f", "\x7f", " ",
+		"\xff", "\x80", "\xc3", "\xc3\xa9", "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80", "\xf0\x9f\x98\x80", "\xed\xa0\x80"}
+	for _, ins := range inserts {
+		for pad := range 9 { // the string's start against the words of the input
+			for pos := range 17 { // where in the string's text the insert is
+				text := strings.Repeat("a", pos) + ins + strings.Repeat("b", 16-pos)
+				for _, in := range []string{
+					strings.Repeat(" ", pad) + `"` + text + `"`,
+					strings.Repeat(" ", pad) + `{"` + text + `":1}`,
+					strings.Repeat(" ", pad) + `{"k":"` + text + `","l":["` + text + `"]}`,
+					`"` + text, // the string's end missing, near the input's end
+				} {
+					b := []byte(in)
+					require.Equal(t, json.Valid(b), Valid(b), "Valid(%q)", in)
+					agreeObject(t, b)
+					if v := bytes.TrimLeft(b, " "); json.Valid(v) && v[0] == '"' {
+						got, ok := Plain(v)
+						var want string
+						require.NoError(t, json.Unmarshal(v, &want))
+						plain := !bytes.Contains(v, []byte(`\`)) && utf8.Valid(v)
+						require.Equal(t, plain, ok, "Plain(%q)", v)
+						if ok {
+							require.Equal(t, want, got, "Plain(%q)", v)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// isASCII finds a backslash or a byte of 0x80 and above at each position of a word and after it.
+func TestIsASCII(t *testing.T) {
+	for n := range 20 {
+		require.True(t, isASCII([]byte(strings.Repeat("a", n))), "length %d", n)
+		for pos := range n {
+			for _, c := range []byte{'\\', 0x80, 0xff, 0xc3} {
+				s := []byte(strings.Repeat("a", n))
+				s[pos] = c
+				require.False(t, isASCII(s), "%q", s)
+			}
+			s := []byte(strings.Repeat("a", n))
+			s[pos] = 0x7f
+			require.True(t, isASCII(s), "%q", s)
 		}
 	}
 }
