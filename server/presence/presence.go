@@ -87,7 +87,10 @@ type Service struct {
 	Logger *slog.Logger
 	Hub    Hub
 	// Share, when set, tells the other nodes of a cluster a user's presence after each change
-	// (nil: the user went offline); they take it with Apply. Nil for a node alone.
+	// (status offline: the user went offline); they take it with Apply. Nil for a node alone.
+	// Each shared presence carries a version, an id from IDs above the version it replaced:
+	// every node keeps the presence of the highest version it saw, so that the nodes agree
+	// whatever order concurrent changes on different nodes reach them in.
 	Share func(userID uint64, p *Shared)
 	// ShareInvite, when set, tells the other nodes of a cluster an invite that was sent or
 	// accepted here; they take it with ApplyInvite. Nil for a node alone.
@@ -101,6 +104,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	users   map[uint64]*state
+	gone    map[uint64]mark // users offline, with a cluster (Share set): the version of going offline
 	invites map[uint64]*wire.ActivityInvite
 	secrets map[uint64]string // invite id -> the join secret at the time it was sent
 }
@@ -109,38 +113,99 @@ type Service struct {
 type state struct {
 	status     string
 	activities map[uint64][]wire.Activity // by application id; custom status under 0
+	mark
+}
+
+// mark is what a node of a cluster knows of a user's presence besides its content: its version
+// (Shared.Version; 0 for a node alone), and whether this node sent a view of the user's presence
+// (Broadcast, SendPair), which another node's dispatches of a newer presence may have overtaken
+// on the bus.
+type mark struct {
+	version uint64
+	told    bool
 }
 
 // Shared is a user's presence as it crosses a cluster's bus (Service.Share, Service.Apply).
 type Shared struct {
-	Status     string                     `json:"status"`
+	Status     string                     `json:"status"`               // offline: the user went offline
 	Activities map[uint64][]wire.Activity `json:"activities,omitempty"` // by application id; custom status under 0
+	// Version orders the changes of the user's presence across the cluster: a node takes a
+	// shared presence only above the version it holds (0: older than every version).
+	Version uint64 `json:"version,omitempty"`
 }
 
-// sharedLocked is the user's presence to share; nil when offline. Call with s.mu held.
+// statusOffline is the status of a Shared presence of a user who went offline.
+const statusOffline = "offline"
+
+// markLocked returns the mark of the user's presence, online or offline. Call with s.mu held.
+func (s *Service) markLocked(userID uint64) mark {
+	if st := s.users[userID]; st != nil {
+		return st.mark
+	}
+	return s.gone[userID]
+}
+
+// changedLocked gives the user's presence, which just changed here from one marked prev, a new
+// version above prev's, and returns it to share; nil for a node alone. Call with s.mu held.
+func (s *Service) changedLocked(userID uint64, prev mark) *Shared {
+	if s.Share == nil {
+		return nil
+	}
+	m := prev
+	m.version = s.IDs.NextAbove(m.version)
+	if st := s.users[userID]; st != nil {
+		st.mark = m
+		delete(s.gone, userID)
+	} else {
+		s.goneLocked(userID, m)
+	}
+	return s.sharedLocked(userID)
+}
+
+// goneLocked marks the presence of a user who is offline. Call with s.mu held.
+func (s *Service) goneLocked(userID uint64, m mark) {
+	if s.gone == nil {
+		s.gone = map[uint64]mark{}
+	}
+	s.gone[userID] = m
+}
+
+// sharedLocked is the user's presence to share. Call with s.mu held.
 func (s *Service) sharedLocked(userID uint64) *Shared {
 	st := s.users[userID]
 	if st == nil {
-		return nil
+		return &Shared{Status: statusOffline, Version: s.gone[userID].version}
 	}
-	return &Shared{Status: st.status, Activities: maps.Clone(st.activities)}
+	return &Shared{Status: st.status, Activities: maps.Clone(st.activities), Version: st.version}
 }
 
-// share tells the other nodes the user's presence, when Share is set.
+// share tells the other nodes the user's presence, when Share is set (p is not nil).
 func (s *Service) share(userID uint64, p *Shared) {
-	if s.Share != nil {
+	if s.Share != nil && p != nil {
 		s.Share(userID, p)
 	}
 }
 
-// Apply takes a user's presence that another node of the cluster shared: it becomes the user's
-// presence here (nil: offline). That node already told the user's sessions and friends, and the
-// recipients of the user's invites that the change made invalid; here they are only marked so.
+// Apply takes a user's presence that another node of the cluster shared (nil or status offline:
+// offline), when its version is above the one held here: it becomes the user's presence here. An
+// older one, which a change made elsewhere in the meantime overtook, is dropped. That node
+// already told the user's sessions and friends, and the recipients of the user's invites that
+// the change made invalid; here they are only marked so. When this node too told them of the
+// user's presence, which may reach them after that node's dispatches, it tells them again.
 func (s *Service) Apply(userID uint64, p *Shared) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if p == nil {
+		p = &Shared{Status: statusOffline}
+	}
+	s.mu.Lock()
+	m := s.markLocked(userID)
+	if m.version != 0 && p.Version <= m.version {
+		s.mu.Unlock()
+		return
+	}
+	m.version = p.Version
+	if p.Status == statusOffline {
 		delete(s.users, userID)
+		s.goneLocked(userID, m)
 	} else {
 		if s.users == nil {
 			s.users = map[uint64]*state{}
@@ -149,9 +214,16 @@ func (s *Service) Apply(userID uint64, p *Shared) {
 		if acts == nil {
 			acts = map[uint64][]wire.Activity{}
 		}
-		s.users[userID] = &state{status: p.Status, activities: acts}
+		s.users[userID] = &state{status: p.Status, activities: acts, mark: m}
+		delete(s.gone, userID)
 	}
 	s.staleInvitesLocked(userID, 0)
+	s.mu.Unlock()
+	if m.told {
+		if err := s.Broadcast(context.Background(), userID); err != nil {
+			s.Logger.Warn("presence: broadcast failed", "user_id", userID, "err", err)
+		}
+	}
 }
 
 // Reshare shares again the presence of each user for whom here says true (users with a session
@@ -303,6 +375,7 @@ func (s *Service) Set(ctx context.Context, userID, appID uint64, p *wire.Presenc
 	if s.users == nil {
 		s.users = map[uint64]*state{}
 	}
+	prev := s.markLocked(userID)
 	st := s.users[userID]
 	if st == nil {
 		st = &state{activities: map[uint64][]wire.Activity{}}
@@ -312,7 +385,7 @@ func (s *Service) Set(ctx context.Context, userID, appID uint64, p *wire.Presenc
 	setOrDelete(st.activities, appID, game)
 	setOrDelete(st.activities, 0, custom)
 	stale := s.staleInvitesLocked(userID, appID)
-	shared := s.sharedLocked(userID)
+	shared := s.changedLocked(userID, prev)
 	s.mu.Unlock()
 	s.invalidate(stale)
 	s.share(userID, shared) // before the dispatches, which the other nodes read after it
@@ -336,6 +409,7 @@ func (s *Service) OnSession(userID, appID uint64) {
 	if s.users == nil {
 		s.users = map[uint64]*state{}
 	}
+	prev := s.markLocked(userID)
 	st := s.users[userID]
 	changed := false
 	var stale []*wire.ActivityInvite
@@ -352,7 +426,10 @@ func (s *Service) OnSession(userID, appID uint64) {
 		stale = s.staleInvitesLocked(userID, appID)
 		changed = true
 	}
-	shared := s.sharedLocked(userID)
+	var shared *Shared
+	if changed {
+		shared = s.changedLocked(userID, prev)
+	}
 	s.mu.Unlock()
 	s.invalidate(stale)
 	if changed {
@@ -408,7 +485,24 @@ func (s *Service) Broadcast(ctx context.Context, userID uint64) error {
 	for f, platform := range friends {
 		s.Hub.Dispatch(f, gwire.EventPresenceUpdate, s.view(userID, false, platform, privacy))
 	}
+	s.told(userID)
 	return nil
+}
+
+// told notes that this node sent views of the user's presence (see mark), with a cluster.
+func (s *Service) told(userID uint64) {
+	if s.Share == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.users[userID]; st != nil {
+		st.told = true
+		return
+	}
+	m := s.gone[userID]
+	m.told = true
+	s.goneLocked(userID, m)
 }
 
 // SendPair tells a and b each other's presence, after their relationship changed (offline when
@@ -432,6 +526,9 @@ func (s *Service) SendPair(ctx context.Context, a, b uint64) error {
 			v = s.view(user, false, platform, privacy)
 		}
 		s.Hub.Dispatch(viewer, gwire.EventPresenceUpdate, v)
+		if friend {
+			s.told(user)
+		}
 		s.send.Unlock()
 	}
 	return nil

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -30,8 +29,7 @@ type presenceCutBus struct {
 }
 
 func (b presenceCutBus) Publish(ctx context.Context, msg []byte) (uint64, error) {
-	if _, err := os.Stat(b.file); err == nil &&
-		(bytes.Contains(msg, []byte(`"o":"presence"`)) || bytes.Contains(msg, []byte(`"PRESENCE_UPDATE"`))) {
+	if _, err := os.Stat(b.file); err == nil && isPresence(msg) {
 		return 0, errors.New("cut: the node dies before its presence leaves")
 	}
 	return b.Bus.Publish(ctx, msg)
