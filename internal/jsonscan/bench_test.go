@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // lobbyMessage is the d of a LOBBY_MESSAGE_CREATE as the service writes it (wire.LobbyMessage's
@@ -60,6 +62,7 @@ func BenchmarkPayload(b *testing.B) {
 		name string
 		in   []byte
 	}{{"dispatch", dispatchFrame}, {"group", groupEnvelope}} {
+		require.True(b, Valid(bc.in) && walk(bc.in), "%s is valid JSON, as walked", bc.name)
 		b.Run(bc.name+"/Valid", func(b *testing.B) {
 			b.SetBytes(int64(len(bc.in)))
 			defer cpuPerOp(b)()

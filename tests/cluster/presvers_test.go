@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"sdkpp/core"
 	"sdkpp/server"
 	"sdkpp/server/gateway"
@@ -129,4 +131,5 @@ func TestConcurrentPresenceConvergesOnEveryNode(t *testing.T) {
 		waitFor(t, "node "+string(rune('A'+i))+" to hold B's presence", playing(viewer, "set on B"))
 	}
 	waitFor(t, "the friend to see B's presence still", playing(friend, "set on B"))
+	require.Equal(t, core.StatusTypeOnline, friend.GetUser(onA.id).Status(), "the player is still online")
 }
