@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 
-	"sdkpp/server/accounts"
 	"sdkpp/server/gateway"
 	"sdkpp/server/guilds"
 	"sdkpp/server/guildvoice"
@@ -182,15 +181,6 @@ func (s *Server) memberConnection(who gateway.Identity, _ bool) {
 		s.log.Warn("lobby keep-alive failed", "user_id", who.UserID, "err", err)
 	}
 }
-
-// profilesChanged sends the users' game profiles after a merge, an unmerge or a ban
-// (relationships.Service.SendProfiles).
-func (s *Server) profilesChanged(p accounts.ProfilesChanged) {
-	s.social.ProfilesChanged(context.Background(), p.AppID, p.UserIDs)
-}
-
-// renamed sends a renamed user's game profiles (relationships.Service.Renamed).
-func (s *Server) renamed(ctx context.Context, userID uint64) { s.social.Renamed(ctx, userID) }
 
 // wireSocial connects relationships and presence to the gateway once the hub exists.
 func (s *Server) wireSocial() {

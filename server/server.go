@@ -406,7 +406,7 @@ func (s *Server) routes() (http.Handler, error) {
 		Invites: gs.invites}
 	s.partner = &partner.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "partner"),
 		Accounts: s.accounts, Provider: provider, External: external, OIDC: oidcOpts}
-	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users"), OnRenamed: s.renamed}
+	us := &users.Handler{Store: s.store, Clock: s.cfg.Clock, Logger: s.log.With("component", "users")}
 	s.guildVoice = &guildvoice.Service{Store: s.store, Clock: s.cfg.Clock, Events: gs.base, Logger: s.log.With("component", "guildvoice")}
 	gs.guilds.OnMemberLeft, gs.guilds.VoiceStates = s.guildVoice.MemberLeft, s.guildVoice.States
 	s.hub = s.newHub()
@@ -421,7 +421,9 @@ func (s *Server) routes() (http.Handler, error) {
 	s.accounts.OnRevoked = func(r accounts.Revoked) { s.hub.EndAppSessions(r.AppID, r.UserID) }
 	// So does a grant revoked for a replayed code or a reused refresh token (RFC 9700 4.14.2).
 	oa.OnGrantRevoked = func(g store.Grant) { s.hub.EndGrantSessions(g.UserID, g.ID) }
-	s.accounts.OnProfiles = s.profilesChanged
+	// Profile updates after a rename, merge, unmerge or ban go through the outbox with their
+	// change (relationships.Service.ProfileTx).
+	s.accounts.ProfileTx, us.ProfileTx = s.social.ProfileTx, s.social.ProfileTx
 
 	api, root := httpx.NewMux(), http.NewServeMux()
 	s.apiRoutes = api.Patterns

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -34,16 +33,11 @@ type Service struct {
 	// OnRevoked, when set, is told of every authorization a committed change revoked (revocation,
 	// unmerge, ban), so that the user's live sessions of that application can end.
 	OnRevoked func(Revoked)
-	// OnProfiles, when set, is told of the users whose game profiles in an application a
-	// committed change altered (an external identity moved to or from them: merge, unmerge,
-	// ban), so that the players who see them can be told.
-	OnProfiles func(ProfilesChanged)
-}
-
-// ProfilesChanged names users whose game profiles in an application a committed change altered.
-type ProfilesChanged struct {
-	AppID   uint64
-	UserIDs []uint64
+	// ProfileTx, when set, commits each change (in place of a plain transaction on Store), told
+	// of the users whose game profiles in an application it altered (an external identity
+	// moved to or from them: merge, unmerge, ban), so that the players who see them are told
+	// in the same transaction (users.ProfileTx).
+	ProfileTx users.ProfileTx
 }
 
 // ProvisionalScopes are the scopes of a provisional account's tokens: what the social layer needs.
@@ -51,18 +45,27 @@ func ProvisionalScopes() []string {
 	return scopes.Expand([]string{scopes.OpenID, scopes.SocialLayer})
 }
 
-// tx runs fn in a transaction and wakes the dispatcher afterwards.
+// tx runs fn in a transaction (in a ProfileTx, when set: fn may then run more than once) and
+// wakes the dispatcher afterwards.
 func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
 	var revoked []Revoked
-	var profiles map[uint64][]uint64
-	err := s.Store.WithTx(ctx, func(st store.Store) error {
+	run := func(st store.Store) (users.Changed, error) {
 		t := &txStore{Store: st}
 		if err := fn(t); err != nil {
-			return err
+			return nil, err
 		}
-		revoked, profiles = t.revoked, t.profiles
-		return nil
-	})
+		revoked = t.revoked
+		return t.changed(), nil
+	}
+	var err error
+	if s.ProfileTx != nil {
+		err = s.ProfileTx(ctx, nil, run)
+	} else {
+		err = s.Store.WithTx(ctx, func(st store.Store) error {
+			_, err := run(st)
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -74,11 +77,6 @@ func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
 			s.OnRevoked(r)
 		}
 	}
-	if s.OnProfiles != nil {
-		for _, app := range slices.Sorted(maps.Keys(profiles)) {
-			s.OnProfiles(ProfilesChanged{AppID: app, UserIDs: profiles[app]})
-		}
-	}
 	return nil
 }
 
@@ -86,12 +84,36 @@ func (s *Service) tx(ctx context.Context, fn func(store.Store) error) error {
 type Revoked struct{ AppID, UserID uint64 }
 
 // txStore is the store inside one of the Service's transactions; it collects the revocations
-// and the users whose identities moved, reported to OnRevoked and OnProfiles once the
-// transaction commits.
+// and the users whose identities moved, reported to OnRevoked once the
+// transaction commits and to ProfileTx.
 type txStore struct {
 	store.Store
 	revoked  []Revoked
-	profiles map[uint64][]uint64 // by application
+	profiles users.Changed
+	created  []uint64 // users created in the transaction
+}
+
+// CreateUser creates u and notes it as created in the transaction.
+func (t *txStore) CreateUser(ctx context.Context, u *store.User) error {
+	if err := t.Store.CreateUser(ctx, u); err != nil {
+		return err
+	}
+	t.created = append(t.created, u.ID)
+	return nil
+}
+
+// changed is the users whose game profiles the transaction altered, but for those it created:
+// nobody could see them before, and their key need not be held (users.ProfileTx).
+func (t *txStore) changed() users.Changed {
+	out := users.Changed{}
+	for app, ids := range t.profiles {
+		for _, id := range ids {
+			if !slices.Contains(t.created, id) {
+				out.Note(app, id)
+			}
+		}
+	}
+	return out
 }
 
 // PutIdentity writes i and notes the users whose profiles it changes: its user, and the user it
@@ -119,11 +141,9 @@ func (t *txStore) PutIdentity(ctx context.Context, i *store.Identity) error {
 
 func (t *txStore) noteProfiles(appID, userID uint64) {
 	if t.profiles == nil {
-		t.profiles = map[uint64][]uint64{}
+		t.profiles = users.Changed{}
 	}
-	if !slices.Contains(t.profiles[appID], userID) {
-		t.profiles[appID] = append(t.profiles[appID], userID)
-	}
+	t.profiles.Note(appID, userID)
 }
 
 // Authorize records (or updates) the top-level authorization of user for app.
@@ -355,6 +375,7 @@ func (s *Service) checkDestFree(ctx context.Context, st store.Store, appID, dest
 func (s *Service) Unmerge(ctx context.Context, app *store.Application, id extauth.Identity) (*store.User, error) {
 	var prov *store.User
 	err := s.tx(ctx, func(st store.Store) error {
+		prov = nil // of this run (ProfileTx may run it again)
 		ident, err := st.GetIdentity(ctx, app.ID, id.Type, id.ExternalID)
 		if errors.Is(err, store.ErrNotFound) {
 			return apiErr(wire.CodeInvalidMergeSource, "Invalid merge source: the identity is not linked")

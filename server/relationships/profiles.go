@@ -3,80 +3,161 @@ package relationships
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
+	"sdkpp/server/internal/outbox"
+	"sdkpp/server/order"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
-	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
 )
 
-// ProfilesChanged sends each user's game profiles in the application, as they are now after a
-// merge, an unmerge or a ban, to the sessions of that application of the players who see them
-// (SendProfiles); failures are logged.
-func (s *Service) ProfilesChanged(ctx context.Context, appID uint64, userIDs []uint64) {
-	for _, id := range userIDs {
-		if err := s.SendProfiles(ctx, appID, id); err != nil {
-			s.Logger.Warn("game profile update failed", "user_id", id, "app_id", appID, "err", err)
+// ProfileTx runs fn, a change of users' game profiles or user objects (a rename, a merge, an
+// unmerge, a ban: users.ProfileTx), in a transaction and, once committed, sends each changed
+// user with its game profiles in each application fn names to the sessions of that
+// application of the players who see the user (profileUpdate). With a Notifier that is an
+// outbox.Stager (the gateway), the updates are staged in the transaction and published from it:
+// on a cluster, a node that dies after the commit leaves them for the next holder of the
+// user's order lock, on any node, to publish.
+//
+// Each update is staged under its subject's key (userKey), held, with this node's mutex of it,
+// from the transaction until the update is handed on, and not under the keys of those it goes
+// to: an update carries the subject's whole current state, so what each player must get in
+// commit order is every event that carries the subject, the subject's own updates and the
+// relationship events of the subject's friendships, which carry the subject's user object and
+// are made holding the subject's key too. Holding the key of every friend and lobby co-member
+// would make a rename wait for all of their relationship changes for nothing. users are the
+// keys taken first; when fn changed another user, it is run again in a fresh transaction with
+// that user's key held too, so that an update is never staged under a key not held.
+func (s *Service) ProfileTx(ctx context.Context, subjects []uint64, fn func(st store.Store) (users.Changed, error)) error {
+	for range maxProfileRuns {
+		more, err := s.profileTx(ctx, subjects, fn)
+		if err != nil || len(more) == 0 {
+			return err
 		}
+		subjects = append(subjects, more...)
 	}
+	return fmt.Errorf("relationships: profile change of %v: the users it changes keep changing", subjects)
 }
 
-// Renamed sends a user's game profiles, which carry the new display name, and the user object
-// with it, to those who see the user in each game the user has profiles in; failures are logged.
-func (s *Service) Renamed(ctx context.Context, userID uint64) {
-	u, err := s.Store.GetUser(ctx, userID)
-	var all map[uint64][]wire.ApplicationProfile
-	if err == nil {
-		all, err = users.AllProfiles(ctx, s.Store, u)
+// maxProfileRuns is how many times ProfileTx runs a change that keeps changing users whose
+// keys it does not hold.
+const maxProfileRuns = 4
+
+// profileTx is one run of ProfileTx holding the keys of subjects: it returns, and rolls back,
+// the users fn changed whose keys it does not hold.
+func (s *Service) profileTx(ctx context.Context, subjects []uint64, fn func(st store.Store) (users.Changed, error)) (more []uint64, err error) {
+	keys := make([]string, len(subjects))
+	for i, u := range subjects {
+		keys[i] = userKey(u)
 	}
-	if err != nil {
-		s.Logger.Warn("display name update not sent", "user_id", userID, "err", err)
-		return
-	}
-	for _, app := range slices.Sorted(maps.Keys(all)) {
-		if err := s.SendProfiles(ctx, app, userID); err != nil {
-			s.Logger.Warn("display name update failed", "user_id", userID, "app_id", app, "err", err)
+	held := order.Held{Store: s.Store, Release: func() {}}
+	if len(keys) > 0 {
+		defer s.order.Lock(keys...)()
+		if held, err = order.HoldAll(ctx, s.Order, keys, nil, s.Store); err != nil {
+			return nil, err
 		}
 	}
-}
-
-// SendProfiles sends the user with its game profiles in appID to the sessions of appID of the
-// user, the user's friends and the user's lobby co-members there (APPLICATION_PROFILES_UPDATE).
-func (s *Service) SendProfiles(ctx context.Context, appID, userID uint64) error {
-	u, err := s.Store.GetUser(ctx, userID)
-	if errors.Is(err, store.ErrNotFound) {
+	defer held.Release() // once the updates are sent
+	stager, staging := s.Notifier.(outbox.Stager)
+	var (
+		updates []outbox.Dispatch
+		publish []func()
+	)
+	errMore := errors.New("relationships: more users changed")
+	// On a cluster the commit runs on the lock's session: the next holder sees it.
+	err = held.Store.WithTx(ctx, func(st store.Store) error {
+		changed, err := fn(st)
+		if err != nil {
+			return err
+		}
+		apps := slices.Sorted(maps.Keys(changed))
+		for _, app := range apps {
+			for _, u := range changed[app] {
+				if !slices.Contains(subjects, u) && !slices.Contains(more, u) {
+					more = append(more, u)
+				}
+			}
+		}
+		if len(more) > 0 {
+			return errMore
+		}
+		for _, app := range apps {
+			for _, u := range changed[app] {
+				d, ok, err := profileUpdate(ctx, st, app, u)
+				switch {
+				case err != nil:
+					return err
+				case !ok:
+				case !staging:
+					updates = append(updates, d)
+				default:
+					p, err := stager.Stage(ctx, st, userKey(u), []outbox.Dispatch{d})
+					if err != nil {
+						return err
+					}
+					publish = append(publish, p)
+				}
+			}
+		}
 		return nil
+	})
+	switch {
+	case errors.Is(err, errMore):
+		return more, nil
+	case err != nil:
+		return nil, err
+	}
+	for _, p := range publish {
+		p()
+	}
+	if s.Notifier != nil {
+		for _, d := range updates {
+			s.Notifier.DispatchAppMany(d.App, d.Users, d.Event, d.Data) // duplicates go once
+		}
+	}
+	return nil, nil
+}
+
+// profileUpdate is the update of user userID with its game profiles in appID, as st has them,
+// to the sessions of appID of the user, the user's friends and the user's lobby co-members
+// there (APPLICATION_PROFILES_UPDATE); none (false) for a user that is no more.
+func profileUpdate(ctx context.Context, st store.Store, appID, userID uint64) (outbox.Dispatch, bool, error) {
+	u, err := st.GetUser(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return outbox.Dispatch{}, false, nil
 	}
 	if err != nil {
-		return err
+		return outbox.Dispatch{}, false, err
 	}
-	profiles, err := users.Profiles(ctx, s.Store, u, appID)
+	profiles, err := users.Profiles(ctx, st, u, appID)
 	if err != nil {
-		return err
+		return outbox.Dispatch{}, false, err
 	}
 	obj := users.Object(u, false)
 	obj.ApplicationProfiles = profiles
 	audience := []uint64{userID}
-	friends, err := Friends(ctx, s.Store, userID)
+	friends, err := Friends(ctx, st, userID)
 	if err != nil {
-		return err
+		return outbox.Dispatch{}, false, err
 	}
 	audience = append(audience, slices.Sorted(maps.Keys(friends))...)
-	lobbies, err := s.Store.ListUserLobbies(ctx, appID, userID)
+	lobbies, err := st.ListUserLobbies(ctx, appID, userID)
 	if err != nil {
-		return err
+		return outbox.Dispatch{}, false, err
 	}
 	for _, l := range lobbies {
-		members, err := s.Store.ListLobbyMemberIDs(ctx, l.ID)
+		members, err := st.ListLobbyMemberIDs(ctx, l.ID)
 		if err != nil {
-			return err
+			return outbox.Dispatch{}, false, err
 		}
-		audience = append(audience, members...)
+		for _, m := range members {
+			if !slices.Contains(audience, m) {
+				audience = append(audience, m)
+			}
+		}
 	}
-	if s.Notifier != nil {
-		s.Notifier.DispatchAppMany(appID, audience, gwire.EventApplicationProfilesUpdate, obj) // duplicates go once
-	}
-	return nil
+	return outbox.Dispatch{Users: audience, App: appID, Event: gwire.EventApplicationProfilesUpdate, Data: obj}, true, nil
 }

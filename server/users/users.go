@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -104,10 +105,29 @@ type Handler struct {
 	Store  store.Store
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// OnRenamed, when set, is told of a user whose display name changed, so that the players
-	// who see the user (and the user's game profiles, which carry it) can be told.
-	OnRenamed func(ctx context.Context, userID uint64)
+	// ProfileTx, when set, commits a rename (in place of a plain transaction on Store), so that
+	// the players who see the user (and the user's game profiles, which carry the name) are
+	// told in the same transaction (see ProfileTx).
+	ProfileTx ProfileTx
 }
+
+// Changed names the users whose game profiles or user object a change altered, by
+// application.
+type Changed map[uint64][]uint64
+
+// Note adds userID to the users changed in appID, once.
+func (c Changed) Note(appID, userID uint64) {
+	if !slices.Contains(c[appID], userID) {
+		c[appID] = append(c[appID], userID)
+	}
+}
+
+// ProfileTx runs fn, a change of the game profiles or the user objects of some users, in one
+// transaction whose commit also sends the players who see them the users as they now are
+// (relationships.Service.ProfileTx): fn returns whom it changed, by application. users are
+// those fn is expected to change; fn may be run again when it changed others (each run in a
+// fresh transaction, the last one committed), so it must change nothing outside the store.
+type ProfileTx func(ctx context.Context, users []uint64, fn func(st store.Store) (Changed, error)) error
 
 // Register adds the routes to mux (paths relative to the API base).
 func (h *Handler) Register(mux httpx.Router) {
@@ -177,18 +197,42 @@ func (h *Handler) rename(w http.ResponseWriter, r *http.Request) {
 		httpx.Error(w, r, h.Logger, err)
 		return
 	}
-	if !u.Provisional {
-		httpx.Error(w, r, h.Logger, wire.Coded(wire.CodeNotProvisional, "Only a provisional account's display name can be set here"))
-		return
-	}
-	u.GlobalName = name
-	if err := h.Store.UpdateUser(r.Context(), u); err != nil {
+	if u, err = h.setName(r.Context(), u.ID, name); err != nil {
 		httpx.Error(w, r, h.Logger, err)
 		return
 	}
 	h.Logger.InfoContext(r.Context(), "provisional display name updated", "user_id", u.ID)
-	if h.OnRenamed != nil {
-		h.OnRenamed(r.Context(), u.ID)
-	}
 	httpx.JSON(w, http.StatusOK, Object(u, PremiumVisible(app, t.Scopes)))
+}
+
+// setName renames the provisional user id, in a ProfileTx when set: the user's game profiles
+// in every application it has some in carry the name, and so change with it.
+func (h *Handler) setName(ctx context.Context, id uint64, name string) (*store.User, error) {
+	var u *store.User
+	rename := func(st store.Store) (Changed, error) {
+		var err error
+		if u, err = st.GetUser(ctx, id); err != nil {
+			return nil, err
+		}
+		if !u.Provisional {
+			return nil, wire.Coded(wire.CodeNotProvisional, "Only a provisional account's display name can be set here")
+		}
+		u.GlobalName = name
+		if err := st.UpdateUser(ctx, u); err != nil {
+			return nil, err
+		}
+		all, err := AllProfiles(ctx, st, u)
+		changed := Changed{}
+		for app := range all {
+			changed.Note(app, id)
+		}
+		return changed, err
+	}
+	if h.ProfileTx != nil {
+		return u, h.ProfileTx(ctx, []uint64{id}, rename)
+	}
+	return u, h.Store.WithTx(ctx, func(st store.Store) error {
+		_, err := rename(st)
+		return err
+	})
 }
