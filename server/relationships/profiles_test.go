@@ -7,10 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"sdkpp/server/devseed"
 	"sdkpp/server/internal/outbox/outboxtest"
-	"sdkpp/server/relationships"
-	"sdkpp/server/servertest/world"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
 )
@@ -19,13 +16,7 @@ import (
 // key, and published after the commit; a change that turns out to touch a user whose key was
 // not taken is rolled back and run again holding it, and only the last run is committed.
 func TestProfileUpdatesAreStagedWithTheirChange(t *testing.T) {
-	w := world.New(t)
-	app := w.App(devseed.AppSpec{Name: "Game"})
-	st := &outboxtest.Stager{}
-	svc := &relationships.Service{Store: w.Store, Clock: w.Clock, Logger: w.Log, Notifier: struct {
-		relationships.Notifier // nil: not called, the updates are published from the stage
-		*outboxtest.Stager
-	}{nil, st}}
+	w, app, svc, st := staging(t)
 	ann, bob := w.User("ann"), w.User("bob")
 	ctx := context.Background()
 	runs := 0

@@ -15,12 +15,12 @@ import (
 	"sdkpp/server/relationships"
 	"sdkpp/server/servertest/world"
 	"sdkpp/server/store"
+	"sdkpp/wire"
 )
 
-// A relationship change's events are staged in its transaction, each user's under that user's
-// order lock key, and published after its commit, in their order; a change whose events cannot
-// be staged fails whole: no relationship, no dispatch.
-func TestRelationshipEventsAreStagedWithTheirChange(t *testing.T) {
+// staging is a world with an application and a Service whose Notifier stages as a cluster's
+// gateway does (outboxtest.Stager).
+func staging(t *testing.T) (*world.World, wire.DevApplication, *relationships.Service, *outboxtest.Stager) {
 	w := world.New(t)
 	app := w.App(devseed.AppSpec{Name: "Game"})
 	st := &outboxtest.Stager{}
@@ -28,6 +28,14 @@ func TestRelationshipEventsAreStagedWithTheirChange(t *testing.T) {
 		relationships.Notifier // nil: not called, the events are published from the stage
 		*outboxtest.Stager
 	}{nil, st}}
+	return w, app, svc, st
+}
+
+// A relationship change's events are staged in its transaction, each user's under that user's
+// order lock key, and published after its commit, in their order; a change whose events cannot
+// be staged fails whole: no relationship, no dispatch.
+func TestRelationshipEventsAreStagedWithTheirChange(t *testing.T) {
+	w, app, svc, st := staging(t)
 	mux := http.NewServeMux()
 	svc.Register(mux)
 	ann, bob, cat := w.User("ann"), w.User("bob"), w.User("cat")
