@@ -28,16 +28,16 @@ import (
 // commit order is every event that carries the subject, the subject's own updates and the
 // relationship events of the subject's friendships, which carry the subject's user object and
 // are made holding the subject's key too. Holding the key of every friend and lobby co-member
-// would make a rename wait for all of their relationship changes for nothing. users are the
-// keys taken first; when fn changed another user, it is run again in a fresh transaction with
-// that user's key held too, so that an update is never staged under a key not held.
+// would make a rename wait for all of their relationship changes for nothing. The keys of
+// subjects are taken first; when fn changed another user, it is run again in a fresh
+// transaction with that user's key held too, so that no update is staged under a key not held.
 func (s *Service) ProfileTx(ctx context.Context, subjects []uint64, fn func(st store.Store) (users.Changed, error)) error {
 	for range maxProfileRuns {
 		more, err := s.profileTx(ctx, subjects, fn)
 		if err != nil || len(more) == 0 {
 			return err
 		}
-		subjects = append(subjects, more...)
+		subjects = append(slices.Clip(subjects), more...)
 	}
 	return fmt.Errorf("relationships: profile change of %v: the users it changes keep changing", subjects)
 }
