@@ -369,12 +369,30 @@ func snowflakeField(v []byte, s *Snowflake) bool {
 		*s = 0
 		return true
 	}
-	n, err := strconv.ParseUint(string(digits), 10, 64) // not kept: no allocation
-	if err != nil || n > MaxSnowflake {
+	n, ok := decimal(digits)
+	if !ok || n > MaxSnowflake {
 		return false
 	}
 	*s = Snowflake(n)
 	return true
+}
+
+// decimal reads the unsigned decimal integer d as strconv.ParseUint(d, 10, 64) does: up to 19
+// digits (less than 2^64 whatever they are, as every id is) in one loop, longer ones with
+// ParseUint.
+func decimal(d []byte) (uint64, bool) {
+	if len(d) > 19 {
+		n, err := strconv.ParseUint(string(d), 10, 64) // not kept: no allocation
+		return n, err == nil
+	}
+	var n uint64
+	for _, c := range d {
+		if c -= '0'; c > 9 {
+			return 0, false
+		}
+		n = n*10 + uint64(c)
+	}
+	return n, len(d) > 0
 }
 
 func intField(v []byte, n *int) bool {

@@ -113,3 +113,19 @@ func snowflakeContract(t *testing.T, in []byte) (Snowflake, bool) {
 	}
 	return Snowflake(n), true
 }
+
+// FuzzDecimal: decimal reads exactly what strconv.ParseUint reads in base 10.
+func FuzzDecimal(f *testing.F) {
+	for _, in := range []string{"", "0", "1477636521984000011", "9223372036854775807", "9999999999999999999", "18446744073709551615",
+		"18446744073709551616", "00000000000000000001", "+1", "-1", "1_000", "12a", " 1", "\xff"} {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		want, err := strconv.ParseUint(string(in), 10, 64)
+		got, ok := decimal(in)
+		require.Equal(t, err == nil, ok, "%q: ParseUint error %v", in, err)
+		if ok {
+			assert.Equal(t, want, got, "%q", in)
+		}
+	})
+}
