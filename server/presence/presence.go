@@ -189,9 +189,10 @@ func (s *Service) goneLocked(userID uint64, m mark) {
 }
 
 // OfflineWindow is how long a node of a cluster remembers the version of a user who went offline
-// (the mark in Service.gone), counted from the time in the version. The version refuses the
-// shares of older presences that reach the node after it (Apply); once it is forgotten, the node
-// would take one, and the user would show online again. None can come that late, by construction:
+// (the mark in Service.gone), counted from the time in the version or from when the node marked
+// it, whichever is later. The version refuses the shares of older presences that reach the node
+// after it (Apply); once it is forgotten, the node would take one, and the user would show online
+// again. None can come that late, by construction:
 //
 //   - a presence is shared (Service.Share, the gateway hub's Share) right after its version is
 //     made, and the bus stores it within the gateway's publish timeout (10 s), or never: the
@@ -237,8 +238,8 @@ func (o *offlineOrder) pop() offlineAt {
 	e := o.list[o.first]
 	o.list[o.first] = offlineAt{}
 	o.first++
-	if o.first == len(o.list) {
-		o.list, o.first = o.list[:0], 0
+	if o.first == len(o.list) { // empty: its room goes too, as after a burst of offline users
+		o.list, o.first = nil, 0
 	} else if o.first >= len(o.list)/2 && o.first >= 64 {
 		o.list = o.list[:copy(o.list, o.list[o.first:])]
 		o.first = 0
