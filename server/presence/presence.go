@@ -104,7 +104,8 @@ type Service struct {
 
 	mu      sync.Mutex
 	users   map[uint64]*state
-	gone    map[uint64]mark // users offline, with a cluster (Share set): the version of going offline
+	gone    map[uint64]offlineMark // users offline, with a cluster (Share set): the version of going offline
+	offline offlineOrder           // gone's entries as they were marked, for pruneLocked
 	invites map[uint64]*wire.ActivityInvite
 	secrets map[uint64]string // invite id -> the join secret at the time it was sent
 }
@@ -142,7 +143,7 @@ func (s *Service) markLocked(userID uint64) mark {
 	if st := s.users[userID]; st != nil {
 		return st.mark
 	}
-	return s.gone[userID]
+	return s.gone[userID].mark
 }
 
 // changedLocked gives the user's presence, which just changed here from one marked prev, a new
@@ -151,6 +152,7 @@ func (s *Service) changedLocked(userID uint64, prev mark) *Shared {
 	if s.Share == nil {
 		return nil
 	}
+	s.pruneLocked()
 	m := prev
 	m.version = s.IDs.NextAbove(m.version)
 	if st := s.users[userID]; st != nil {
@@ -162,12 +164,110 @@ func (s *Service) changedLocked(userID uint64, prev mark) *Shared {
 	return s.sharedLocked(userID)
 }
 
-// goneLocked marks the presence of a user who is offline. Call with s.mu held.
+// offlineMark is the mark of a user who is offline, and until when it is kept: OfflineWindow
+// after the time in its version and after the last time this node marked it (a view of the user
+// it sent then, which is the told of mark, may be overtaken within the window too).
+type offlineMark struct {
+	mark
+	until int64 // Unix nanoseconds
+}
+
+// goneLocked marks the presence of a user who is offline, and forgets the oldest marks that
+// are out of their window (pruneLocked). Call with s.mu held.
 func (s *Service) goneLocked(userID uint64, m mark) {
+	s.pruneLocked()
+	until := max(snowflake.Time(m.version).UnixNano(), s.Clock.Now().UnixNano()) + int64(OfflineWindow)
 	if s.gone == nil {
-		s.gone = map[uint64]mark{}
+		s.gone = map[uint64]offlineMark{}
 	}
-	s.gone[userID] = m
+	if old, ok := s.gone[userID]; ok && old.until >= until {
+		until = old.until
+	} else {
+		s.offline.push(offlineAt{user: userID, until: until})
+	}
+	s.gone[userID] = offlineMark{mark: m, until: until}
+}
+
+// OfflineWindow is how long a node of a cluster remembers the version of a user who went offline
+// (the mark in Service.gone), counted from the time in the version or from when the node marked
+// it, whichever is later. The version refuses the shares of older presences that reach the node
+// after it (Apply); once it is forgotten, the node would take one, and the user would show online
+// again. None can come that late, by construction:
+//
+//   - a presence is shared (Service.Share, the gateway hub's Share) right after its version is
+//     made, and the bus stores it within the gateway's publish timeout (10 s), or never: the
+//     NATS client retries a publish only within that timeout, and the stream stores a retried
+//     publish once;
+//   - Reshare shares again a presence of an older version, but only one that the resharing node
+//     holds online, so one it took before it read the offline version: that is within the
+//     offline version's time, plus how late that node reads the bus, plus the publish timeout;
+//   - each node takes the shares in the bus's one order.
+//
+// The rest of the window is a margin for the nodes' clocks (a version carries the time of the
+// node that made it) and for a node that reads the bus behind the others. Memory for offline
+// users is then bounded by the users who went offline in the last OfflineWindow, not by every
+// user who went offline since the node started.
+const OfflineWindow = 2 * time.Minute
+
+// pruneBatch is the most marks of offline users one call of goneLocked (or one change) forgets
+// (pruneLocked): each call adds at most one, so the oldest are forgotten as fast as they come, in
+// O(1) per call.
+const pruneBatch = 2
+
+// offlineOrder lists the marks of Service.gone in the order they were made, so that the oldest
+// can be forgotten without a walk over the map. An entry whose mark changed since (the user came
+// online, or was marked again) stays until its turn and is then skipped.
+type offlineOrder struct {
+	list  []offlineAt
+	first int // list[:first] is forgotten
+}
+
+// offlineAt is an entry of offlineOrder: the user's mark is kept until then (offlineMark.until).
+type offlineAt struct {
+	user  uint64
+	until int64
+}
+
+func (o *offlineOrder) push(e offlineAt) { o.list = append(o.list, e) }
+
+// len returns the number of entries not yet forgotten.
+func (o *offlineOrder) len() int { return len(o.list) - o.first }
+
+// pop forgets the oldest entry, returning it.
+func (o *offlineOrder) pop() offlineAt {
+	e := o.list[o.first]
+	o.list[o.first] = offlineAt{}
+	o.first++
+	if o.first == len(o.list) { // empty: its room goes too, as after a burst of offline users
+		o.list, o.first = nil, 0
+	} else if o.first >= len(o.list)/2 && o.first >= 64 {
+		o.list = o.list[:copy(o.list, o.list[o.first:])]
+		o.first = 0
+	}
+	return e
+}
+
+// pruneLocked forgets at most pruneBatch of the oldest marks of offline users that are out of
+// their window (offlineMark.until). The order is that of marking, in which until is almost
+// always increasing (a version made on a node whose clock is ahead can break it): a mark is
+// never forgotten before its time, at worst a little after. Call with s.mu held.
+func (s *Service) pruneLocked() {
+	if s.offline.len() == 0 {
+		return
+	}
+	now := s.Clock.Now().UnixNano()
+	for range pruneBatch {
+		if s.offline.len() == 0 || now < s.offline.list[s.offline.first].until {
+			break
+		}
+		e := s.offline.pop()
+		if m, ok := s.gone[e.user]; ok && m.until == e.until {
+			delete(s.gone, e.user)
+		}
+	}
+	if len(s.gone) == 0 && s.gone != nil {
+		s.gone = nil // a map keeps its room after its entries go; a burst of offline users leaves none
+	}
 }
 
 // sharedLocked is the user's presence to share. Call with s.mu held.
@@ -197,6 +297,7 @@ func (s *Service) Apply(userID uint64, p *Shared) {
 		p = &Shared{Status: statusOffline}
 	}
 	s.mu.Lock()
+	s.pruneLocked()
 	m := s.markLocked(userID)
 	if m.version != 0 && p.Version <= m.version {
 		s.mu.Unlock()
@@ -500,7 +601,7 @@ func (s *Service) told(userID uint64) {
 		st.told = true
 		return
 	}
-	m := s.gone[userID]
+	m := s.gone[userID].mark
 	m.told = true
 	s.goneLocked(userID, m)
 }
