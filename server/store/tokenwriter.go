@@ -5,19 +5,18 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"sdkpp/server/internal/groupwrite"
 )
 
-// tokenGroups are the token writer's groups: at most 64 tokens; two yields to let the requests
-// about to store a token join (in a store-level benchmark of 8 writers, PostgreSQL's groups grew
-// from about 4 tokens to about 6, for less CPU per token on both databases); and up to 200 µs
-// for the clients of the last group to come back with their next requests (Gather). Without
-// that, 8 clients' requests formed groups of 7 and 1 in turns on PostgreSQL, where a statement
-// costs the server about 35 µs and each of its rows 5 µs: in bench/auth, 8 a group, the
-// server's CPU per token fell from about 29 to 21 µs, and ours from about 92 to 84 µs.
-var tokenGroups = groupwrite.Options{Max: 64, Yields: 2, Gather: 200 * time.Microsecond}
+// tokenGroups are the token writer's groups: at most 64 tokens, and two yields to let the
+// requests about to store a token join (in a store-level benchmark of 8 writers, PostgreSQL's
+// groups grew from about 4 tokens to about 6, for less CPU per token on both databases). No
+// Gather: waiting up to 200 µs for the last group's clients to come back made groups of 8 on
+// PostgreSQL and cut CPU per token on a busy machine, but on an idle one it lowered bench/auth's
+// rate on SQLite from about 0.55x to 0.47x of the bare handler (three A/B turns), the wait
+// costing more than the statements it saved, and it did not raise PostgreSQL's (0.39x).
+var tokenGroups = groupwrite.Options{Max: 64, Yields: 2}
 
 // newTokenWriter returns the writer that InsertToken stores tokens through outside
 // transactions (the token endpoint's one write per request): the tokens that callers insert at
