@@ -69,7 +69,7 @@ func (j *journal) listen(p *player, names map[uint64]string) {
 // keys neither wait for it nor relay it; and a change after which nothing comes is relayed once
 // its lease is over.
 func TestDMsAndRelationshipsOutliveTheirPublish(t *testing.T) {
-	c, cut, clk := startCut(t)
+	c, cut, clk := startCut(t, nil)
 	ana, ben, cat := connect(t, c.Nodes[0], "ana"), connect(t, c.Nodes[1], "ben"), connect(t, c.Nodes[2], "cat")
 	names := map[uint64]string{ana.id: "ana", ben.id: "ben", cat.id: "cat"}
 	journals := map[*player]*journal{ana: {}, ben: {}, cat: {}}

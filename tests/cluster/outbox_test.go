@@ -18,23 +18,38 @@ import (
 )
 
 // cutBus is a node's bus whose publishes of staged dispatches fail while cut is set: the path
-// between a commit and its publish is cut, as when the node dies between the two.
+// between a commit and its publish is cut, as when the node dies between the two. With only
+// set, the cut takes just the messages only selects, published staged or not.
 type cutBus struct {
 	gateway.Bus
-	cut atomic.Bool
+	cut  atomic.Bool
+	only func(msg []byte) bool
+}
+
+// refused tells whether msg, published staged or not, is cut.
+func (b *cutBus) refused(msg []byte, staged bool) bool {
+	return b.cut.Load() && (b.only == nil && staged || b.only != nil && b.only(msg))
+}
+
+func (b *cutBus) Publish(ctx context.Context, msg []byte) (uint64, error) {
+	if b.refused(msg, false) {
+		return 0, errors.New("cut between the commit and the publish")
+	}
+	return b.Bus.Publish(ctx, msg)
 }
 
 func (b *cutBus) PublishID(ctx context.Context, msg []byte, id string) (uint64, error) {
-	if b.cut.Load() {
+	if b.refused(msg, true) {
 		return 0, errors.New("cut between the commit and the publish")
 	}
 	return b.Bus.PublishID(ctx, msg, id)
 }
 
-// startCut starts three nodes on a clock the test advances, the first of them on a cutBus.
-func startCut(t *testing.T) (*clustertest.Cluster, *cutBus, *clock.Offset) {
+// startCut starts three nodes on a clock the test advances, the first of them on a cutBus that
+// cuts what only selects (nil: every staged publish).
+func startCut(t *testing.T, only func(msg []byte) bool) (*clustertest.Cluster, *cutBus, *clock.Offset) {
 	t.Helper()
-	cut := &cutBus{}
+	cut := &cutBus{only: only}
 	clk := clock.NewOffset(0)
 	t.Cleanup(clk.Stop)
 	c := clustertest.StartEach(t, 3, func(i int, cfg *server.Config) {
@@ -50,7 +65,7 @@ func startCut(t *testing.T) (*clustertest.Cluster, *cutBus, *clock.Offset) {
 // it from the outbox; and a message left so in a lobby where nothing more is said is relayed
 // once its lease is over.
 func TestCommittedMessagesOutliveTheirPublish(t *testing.T) {
-	c, cut, clk := startCut(t)
+	c, cut, clk := startCut(t, nil)
 	a, b := c.Nodes[0], c.Nodes[1]
 	players := []*player{connect(t, a, "ana"), connect(t, b, "ben"), connect(t, c.Nodes[2], "cat")}
 	lobby := joinLobby(t, players, "outbox")
