@@ -11,11 +11,11 @@ import (
 
 // tokenGroups are the token writer's groups: at most 64 tokens, and two yields to let the
 // requests about to store a token join (in a store-level benchmark of 8 writers, PostgreSQL's
-// groups grew from about 4 tokens to about 6, for less CPU per token on both databases). No
-// Gather: waiting up to 200 µs for the last group's clients to come back made groups of 8 on
+// groups grew from about 4 tokens to about 6, for less CPU per token on both databases). Waiting
+// up to 200 µs for the last group's clients to come back was tried: it made groups of 8 on
 // PostgreSQL and cut CPU per token on a busy machine, but on an idle one it lowered bench/auth's
-// rate on SQLite from about 0.55x to 0.47x of the bare handler (three A/B turns), the wait
-// costing more than the statements it saved, and it did not raise PostgreSQL's (0.39x).
+// rate on SQLite from about 0.55x to 0.47x of the bare handler (three A/B turns), and did not
+// raise PostgreSQL's (0.39x).
 var tokenGroups = groupwrite.Options{Max: 64, Yields: 2}
 
 // newTokenWriter returns the writer that InsertToken stores tokens through outside
