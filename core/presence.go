@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	gwire "sdkpp/wire/gateway"
 
@@ -41,8 +40,9 @@ func (c *Client) sendPresenceLater(what string) {
 	})
 }
 
-// presenceCall changes the player's presence with change and sends it; the result
-// goes to cb. A validation error of check comes first and changes nothing.
+// presenceCall changes the player's presence with change and sends it; cb gets the result once
+// the service shows it back (social.Taken: an invite sent then finds its party on any node), or
+// social.TakenWait after the send. A validation error of check comes first and changes nothing.
 func (c *Client) presenceCall(what string, check func() error, change func(), cb Callback[func(*ClientResult)]) {
 	once := resultOnce(c, cb)
 	if err := check(); err != nil {
@@ -54,13 +54,15 @@ func (c *Client) presenceCall(what string, check func() error, change func(), cb
 		return
 	}
 	change()
+	taken := c.social.state.AwaitOwn(c.users.Current()) // before the send: its echo may come first
 	c.start(func(ctx context.Context) {
+		defer taken.Drop()
 		err := c.sendPresence(ctx)
 		if err != nil {
 			c.logf(LoggingSeverityWarning, "%s: %v", what, err)
-			if !errors.Is(err, sdkerr.ErrNotReady) {
-				err = sdkerr.ErrNotReady
-			}
+			err = sdkerr.NotReady(err)
+		} else if !taken.Wait(ctx, c.clock, social.TakenWait) {
+			c.logf(LoggingSeverityVerbose, "%s: sent; the service has not shown it back yet", what)
 		}
 		once.Fire(func() { cb.Fn(resultOf(err)) })
 	})
@@ -119,10 +121,8 @@ func (c *Client) sendInvite(what string, userID uint64, body wire.ActivityInvite
 // SendActivityJoinRequestReply answers a join request with an invite to the player's party.
 func (c *Client) SendActivityJoinRequestReply(invite *ActivityInvite, cb Callback[ClientSendActivityInviteCallback]) {
 	if invite == nil || invite.Type() != ActivityActionTypesJoinRequest {
-		once := resultOnce(c, cb)
-		once.Fire(func() {
-			cb.Fn(resultOf(sdkerr.Invalid("SendActivityJoinRequestReply: the invite is not a join request")))
-		})
+		err := sdkerr.Invalid("SendActivityJoinRequestReply: the invite is not a join request")
+		resultOnce(c, cb).Fire(func() { cb.Fn(resultOf(err)) })
 		return
 	}
 	c.sendInvite("SendActivityJoinRequestReply", invite.SenderId(),

@@ -157,8 +157,7 @@ func typeRef(t RelationshipType) *RelationshipType { return &t }
 
 func (c *Client) sendByName(what, username string, game bool, cb Callback[func(*ClientResult)]) {
 	if strings.TrimSpace(username) == "" {
-		once := resultOnce(c, cb)
-		once.Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("%s: the username is empty", what))) })
+		resultOnce(c, cb).Fire(func() { cb.Fn(resultOf(sdkerr.Invalid("%s: the username is empty", what))) })
 		return
 	}
 	c.relCall(what, social.ByName(game, username), game, 0, nil, cb)

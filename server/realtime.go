@@ -118,6 +118,7 @@ func (s *Server) newHub() *gateway.Hub {
 			hub.Share(sharedPresence, sharedUser{User: userID, Presence: p})
 		}
 		s.presence.ShareInvite = func(inv presence.SharedInvite) { hub.Share(sharedInvite, inv) }
+		s.presence.CatchUp = s.catchUp
 		s.guildVoice.Share = func(c guildvoice.Change) { hub.Share(sharedGuildVoice, c) }
 	}
 	s.voice.Hub = hub

@@ -31,6 +31,7 @@ import (
 	"sdkpp/server/guildvoice"
 	"sdkpp/server/httpx"
 	"sdkpp/server/interactions"
+	"sdkpp/server/internal/seqwait"
 	"sdkpp/server/lobbies"
 	"sdkpp/server/loginthrottle"
 	"sdkpp/server/metrics"
@@ -164,10 +165,11 @@ type Server struct {
 	apiRoutes func() []string // the API's route patterns, relative to the API base
 	log       *slog.Logger
 	store     store.Store
-	db        *store.DB  // the store, for what only the database offers (its query observer)
-	storeKind string     // the store's database: sqlite or postgres
-	bus       *bus.Bus   // the cluster's bus; nil for a node alone
-	orderLock order.Lock // the cluster's order lock (package order); nil for a node alone
+	db        *store.DB   // the store, for what only the database offers (its query observer)
+	storeKind string      // the store's database: sqlite or postgres
+	bus       *bus.Bus    // the cluster's bus; nil for a node alone
+	busRead   seqwait.Seq // the sequence number of the last message the hub read from the bus
+	orderLock order.Lock  // the cluster's order lock (package order); nil for a node alone
 	ids       *snowflake.Generator
 	// counter counts the windows of the limits: in the store where nodes share it (package
 	// counters).
@@ -682,19 +684,34 @@ func (s *Server) joinBus() error {
 	if err != nil {
 		return err
 	}
-	if err := s.bus.Subscribe(ctx, 0, s.hub.Deliver); err != nil {
+	if err := s.bus.Subscribe(ctx, 0, func(seq uint64, msg []byte) {
+		s.hub.Deliver(seq, msg)
+		s.busRead.Advance(seq)
+	}); err != nil {
 		return err
 	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for s.hub.BusSeq() < last {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("reading the bus up to %d: %w", last, ctx.Err())
-		case <-tick.C:
-		}
+	if err := s.busRead.Wait(ctx, last); err != nil {
+		return fmt.Errorf("reading the bus up to %d: %w", last, err)
 	}
 	s.hub.Announce()
+	return nil
+}
+
+// catchUpTimeout bounds catchUp's wait.
+const catchUpTimeout = 2 * time.Second
+
+// catchUp returns once this node has read the bus up to where it ended when catchUp was called:
+// what the other nodes shared before then is known here.
+func (s *Server) catchUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer cancel()
+	last, err := s.bus.Last(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.busRead.Wait(ctx, last); err != nil {
+		return fmt.Errorf("reading the bus up to %d: %w", last, err)
+	}
 	return nil
 }
 

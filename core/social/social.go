@@ -43,6 +43,7 @@ type State struct {
 
 	status   string         // the player's chosen status, as op 3 sends it
 	activity *wire.Activity // the player's rich presence, nil when cleared
+	waits    []*Taken       // AwaitOwn's
 }
 
 // ApplyReady replaces the relationships and presences with a new session's (READY).
@@ -105,6 +106,7 @@ func (s *State) ApplyPresence(p wire.PresenceUpdate) (friend bool) {
 	}
 	id := uint64(p.User.ID)
 	s.presences[id] = p
+	s.tookLocked(&p)
 	return s.rels[id].Friend()
 }
 

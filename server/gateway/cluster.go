@@ -129,13 +129,6 @@ func (h *Hub) Share(kind string, data any) {
 		Dispatch: busmsg.Dispatch{Data: d}})
 }
 
-// BusSeq returns the sequence number of the last message read from the bus.
-func (h *Hub) BusSeq() uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.busSeq
-}
-
 // Deliver takes a message read from the bus, whose sequence number is seq: it pushes a dispatch
 // to this node's sessions, or notes another node's sessions. The bus calls it one message after
 // the other in its order; a message at or below the last one delivered is a duplicate and is

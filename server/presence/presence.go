@@ -95,6 +95,12 @@ type Service struct {
 	// ShareInvite, when set, tells the other nodes of a cluster an invite that was sent or
 	// accepted here; they take it with ApplyInvite. Nil for a node alone.
 	ShareInvite func(SharedInvite)
+	// CatchUp, when set, returns once this node has read what the other nodes of a cluster
+	// shared before it was called. An invite that finds no party, or an invite or join request
+	// unknown here, calls it and looks again: an SDK's presence set, or an invite sent, through
+	// another node may not have reached this one yet (a player sets a presence, is answered, then
+	// sends an invite over HTTP that the load balancer gives to another node).
+	CatchUp func(ctx context.Context) error
 
 	// send orders presence dispatches: each view is made from the current state and handed to
 	// the hub under it, so a viewer never gets an older view of a user after a newer one (a
@@ -779,8 +785,14 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	if body.Type == wire.ActivityActionJoinRequest {
 		host = recipient
 	}
+	joinable := func(act *wire.Activity) bool {
+		return act != nil && act.Party != nil && act.Party.ID != "" && (body.Type != wire.ActivityActionJoin || act.Secrets != nil && act.Secrets.Join != "")
+	}
 	act := s.activity(host, t.AppID)
-	if act == nil || act.Party == nil || act.Party.ID == "" || (body.Type == wire.ActivityActionJoin && (act.Secrets == nil || act.Secrets.Join == "")) {
+	if !joinable(act) && s.catchUp(ctx) {
+		act = s.activity(host, t.AppID)
+	}
+	if !joinable(act) {
 		if host == t.UserID {
 			return nil, notJoinable("Your")
 		}
@@ -790,6 +802,11 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 		s.mu.Lock()
 		req := s.invites[uint64(body.ReplyTo)]
 		s.mu.Unlock()
+		if req == nil && s.catchUp(ctx) {
+			s.mu.Lock()
+			req = s.invites[uint64(body.ReplyTo)]
+			s.mu.Unlock()
+		}
 		if req == nil || req.Type != wire.ActivityActionJoinRequest || uint64(req.RecipientID) != t.UserID ||
 			uint64(req.SenderID) != recipient {
 			return nil, wire.UnknownInvite()
@@ -838,6 +855,19 @@ func (s *Service) sendInvite(r *http.Request, t *store.Token) (any, error) {
 	return out, nil
 }
 
+// catchUp calls CatchUp, when set, and tells whether it returned with this node caught up
+// (a failure is logged: the caller answers from what it knows).
+func (s *Service) catchUp(ctx context.Context) bool {
+	if s.CatchUp == nil {
+		return false
+	}
+	if err := s.CatchUp(ctx); err != nil {
+		s.Logger.Warn("presence: could not catch up with the cluster's bus", "err", err)
+		return false
+	}
+	return true
+}
+
 func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
 	id, err := httpx.PathID(r, "invite_id")
 	if err != nil {
@@ -846,6 +876,13 @@ func (s *Service) accept(r *http.Request, t *store.Token) (any, error) {
 	now := s.Clock.Now()
 	s.mu.Lock()
 	inv := s.invites[uint64(id)]
+	s.mu.Unlock()
+	if inv == nil && s.catchUp(r.Context()) {
+		s.mu.Lock()
+		inv = s.invites[uint64(id)]
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
 	var invApp uint64
 	if inv != nil {
 		invApp = uint64(inv.ApplicationID)

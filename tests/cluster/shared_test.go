@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,7 +52,6 @@ func TestInviteCrossesNodes(t *testing.T) {
 	s.SetJoin("cross-node-secret")
 	a.SetSecrets(s)
 	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(a, core.Func(done)) })
-	waitForParty(t, guest, host, "party-x")
 
 	var created, updated []*core.ActivityInvite
 	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
@@ -171,7 +173,6 @@ func TestStartedNodeLearnsWhatTheStreamNoLongerHolds(t *testing.T) {
 	secrets.SetJoin("old-secret")
 	act.SetSecrets(secrets)
 	result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(act, core.Func(done)) })
-	waitForParty(t, guest, host, "party-old")
 	var created []*core.ActivityInvite
 	guest.SetActivityInviteCreatedCallback(core.Func(func(i *core.ActivityInvite) { created = append(created, i) }))
 	result(t, "invite", func(done func(*core.ClientResult)) { host.SendActivityInvite(guest.id, "come", core.Func(done)) })
@@ -233,14 +234,33 @@ func untilAck(g *guildtest.Gateway) {
 	}
 }
 
-// waitForParty waits until friend sees host in party. UpdateRichPresence's callback tells that
-// the presence was written on the host's gateway connection, not that its node has read it: an
-// invite, on another connection (HTTP), could reach the node first and be refused for the
-// missing party. The node took the presence once it told the host's friend.
-func waitForParty(t *testing.T, friend, host *player, party string) {
-	t.Helper()
-	waitFor(t, "the host's node to take its presence", func() bool {
-		act := friend.GetUser(host.id).GameActivity()
-		return act != nil && act.Party() != nil && act.Party().Id() == party
+// A player sets a party and, once UpdateRichPresence answers, invites a friend over HTTP through
+// another node (as a load balancer may send it) that may not have read the presence from the bus
+// yet: the invite finds the party every time. The SDK answers once the service has shown the
+// player the presence (it is applied on the player's node and on the bus); the other node
+// catches up with the bus before it refuses an invite for a party it does not know.
+func TestInviteThroughAnotherNodeFindsTheParty(t *testing.T) {
+	c := clustertest.Start(t, 3)
+	host := connect(t, c.Nodes[0], "via-host")
+	hostToken := c.Nodes[0].ProvisionalToken(t, "via-host", "via-host")
+	guest := connect(t, c.Nodes[1], "via-guest")
+	result(t, "friend request", func(done func(*core.ClientResult)) { host.SendGameFriendRequestById(guest.id, core.Func(done)) })
+	waitFor(t, "the request on B", func() bool {
+		return guest.GetRelationshipHandle(host.id).GameRelationshipType() == core.RelationshipTypePendingIncoming
 	})
+	result(t, "accept the request", func(done func(*core.ClientResult)) { guest.AcceptGameFriendRequest(host.id, core.Func(done)) })
+	for i := range 10 {
+		act := core.NewActivity()
+		party := core.NewActivityParty()
+		party.SetId(fmt.Sprintf("party-%d", i))
+		act.SetParty(party)
+		secrets := core.NewActivitySecrets()
+		secrets.SetJoin(fmt.Sprintf("secret-%d", i))
+		act.SetSecrets(secrets)
+		result(t, "rich presence", func(done func(*core.ClientResult)) { host.UpdateRichPresence(act, core.Func(done)) })
+		var inv wire.ActivityInvite
+		api(t, http.MethodPost, c.Nodes[2].APIURL, "/users/"+strconv.FormatUint(guest.id, 10)+"/activity-invites", hostToken,
+			map[string]any{"type": 1}, &inv)
+		require.Equal(t, fmt.Sprintf("party-%d", i), inv.PartyID, "invite %d through C", i)
+	}
 }

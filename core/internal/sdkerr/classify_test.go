@@ -32,3 +32,9 @@ func TestClassify(t *testing.T) {
 		assert.Equal(t, tc.want, Classify(tc.err), name)
 	}
 }
+
+func TestNotReadyKeepsOnlyNotReady(t *testing.T) {
+	wrapped := fmt.Errorf("send: %w", ErrNotReady)
+	assert.Same(t, wrapped, NotReady(wrapped))
+	assert.Equal(t, ErrNotReady, NotReady(errors.New("write: broken pipe")))
+}

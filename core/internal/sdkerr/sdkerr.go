@@ -46,3 +46,12 @@ var (
 	// ErrClosed is an operation of a Client that is closed.
 	ErrClosed = errors.New("the client is closed")
 )
+
+// NotReady is err when it is ErrNotReady (wrapped or not), else ErrNotReady: an operation that
+// could not reach the service over its connection failed because the Client is not ready.
+func NotReady(err error) error {
+	if errors.Is(err, ErrNotReady) {
+		return err
+	}
+	return ErrNotReady
+}
