@@ -1573,11 +1573,15 @@ SDKPP_API void SDKPP_CALL Sdkpp_Client_RemoveDiscordAndGameFriend(Sdkpp_Client* 
 SDKPP_API void SDKPP_CALL Sdkpp_Client_BlockUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Unblocks a user. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_UnblockUser(Sdkpp_Client* self, uint64_t userId, Sdkpp_Client_UpdateRelationshipCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
-/** Sets the player's rich presence in this game. */
+/**
+ * Sets the player's rich presence in this game. The callback runs once the service shows the
+ * player the new presence (an invite sent then finds its party, on any node of a cluster), or
+ * 5 seconds after it was sent if it does not.
+ */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_UpdateRichPresence(Sdkpp_Client* self, Sdkpp_Activity* activity, Sdkpp_Client_UpdateRichPresenceCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Clears the player's rich presence. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_ClearRichPresence(Sdkpp_Client* self);
-/** Sets the player's online status. */
+/** Sets the player's online status; the callback runs as UpdateRichPresence's does. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SetOnlineStatus(Sdkpp_Client* self, Sdkpp_StatusType status, Sdkpp_Client_UpdateStatusCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);
 /** Invites a friend to the player's party. */
 SDKPP_API void SDKPP_CALL Sdkpp_Client_SendActivityInvite(Sdkpp_Client* self, uint64_t userId, Sdkpp_String content, Sdkpp_Client_SendActivityInviteCallback callback, Sdkpp_FreeFn callback__userDataFree, void* callback__userData);

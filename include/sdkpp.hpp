@@ -2019,11 +2019,13 @@ public:
     void BlockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
     /// Unblocks a user.
     void UnblockUser(uint64_t userId, sdkpp::Client::UpdateRelationshipCallback callback);
-    /// Sets the player's rich presence in this game.
+    /// Sets the player's rich presence in this game. The callback runs once the service shows the
+    /// player the new presence (an invite sent then finds its party, on any node of a cluster), or
+    /// 5 seconds after it was sent if it does not.
     void UpdateRichPresence(sdkpp::Activity activity, sdkpp::Client::UpdateRichPresenceCallback callback);
     /// Clears the player's rich presence.
     void ClearRichPresence();
-    /// Sets the player's online status.
+    /// Sets the player's online status; the callback runs as UpdateRichPresence's does.
     void SetOnlineStatus(sdkpp::StatusType status, sdkpp::Client::UpdateStatusCallback callback);
     /// Invites a friend to the player's party.
     void SendActivityInvite(uint64_t userId, std::string const& content, sdkpp::Client::SendActivityInviteCallback callback);

@@ -8976,7 +8976,11 @@ namespace Sdkpp
             }
         }
 
-        /// <summary>Sets the player's rich presence in this game.</summary>
+        /// <summary>
+        /// Sets the player's rich presence in this game. The callback runs once the service shows the
+        /// player the new presence (an invite sent then finds its party, on any node of a cluster), or
+        /// 5 seconds after it was sent if it does not.
+        /// </summary>
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
@@ -9012,7 +9016,7 @@ namespace Sdkpp
             global::Sdkpp.Native.Sdkpp_Client_ClearRichPresence(ref this.handle);
         }
 
-        /// <summary>Sets the player's online status.</summary>
+        /// <summary>Sets the player's online status; the callback runs as UpdateRichPresence's does.</summary>
         /// <remarks>
         /// The callback runs inside Sdk.RunCallbacks on the thread that calls it; the binding keeps it until the library releases it.
         /// </remarks>
@@ -11512,7 +11516,11 @@ namespace Sdkpp
             return __tcs.Task;
         }
 
-        /// <summary>Sets the player's rich presence in this game.</summary>
+        /// <summary>
+        /// Sets the player's rich presence in this game. The callback runs once the service shows the
+        /// player the new presence (an invite sent then finds its party, on any node of a cluster), or
+        /// 5 seconds after it was sent if it does not.
+        /// </summary>
         /// <remarks>
         /// The Task form of UpdateRichPresence: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
@@ -11526,7 +11534,7 @@ namespace Sdkpp
             return __tcs.Task;
         }
 
-        /// <summary>Sets the player's online status.</summary>
+        /// <summary>Sets the player's online status; the callback runs as UpdateRichPresence's does.</summary>
         /// <remarks>
         /// The Task form of SetOnlineStatus: the task completes inside Sdk.RunCallbacks, so continuations run on the thread that calls it (or are posted to the awaiting code's SynchronizationContext).
         /// A failure is the result's (Successful false, Type, Error); call ThrowIfFailed on it for an SdkException instead.
