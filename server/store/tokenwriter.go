@@ -56,11 +56,12 @@ func (s *DB) insertTokensSQLite(ctx context.Context, tokens []*Token, errs []err
 	})
 }
 
-// insertTokensPostgres stores tokens in one statement (one round trip, one commit). When a
-// token's id is taken, the statement stores none of them: each is then inserted alone, so that
-// each caller gets its own token's outcome.
+// insertTokensPostgres stores tokens in one statement (one round trip, one commit), bound in
+// binary on the connection's protocol (insertTokenRowsPostgres). When a token's id is taken, the
+// statement stores none of them: each is then inserted alone, so that each caller gets its own
+// token's outcome.
 func (s *DB) insertTokensPostgres(ctx context.Context, tokens []*Token, errs []error) error {
-	err := s.insertTokenRows(ctx, tokens)
+	err := s.insertTokenRowsPostgres(ctx, tokens)
 	if !s.isUnique(err) {
 		return err
 	}

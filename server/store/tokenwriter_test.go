@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,11 @@ func TestTokenGroupRows(t *testing.T) {
 
 	forEachStore(t, func(t *testing.T, s *DB) {
 		ctx := context.Background()
-		require.NoError(t, s.insertTokenRows(ctx, tokens))
+		insert := s.insertTokenRows
+		if s.group == nil { // PostgreSQL: the values go in binary, on the connection's protocol
+			insert = s.insertTokenRowsPostgres
+		}
+		require.NoError(t, insert(ctx, tokens))
 		for _, want := range tokens {
 			got, err := s.readToken(ctx, `id=?`, want.ID)
 			require.NoError(t, err)
@@ -58,6 +63,53 @@ func TestTokenGroupRows(t *testing.T) {
 				want.UsedAt.Equal(got.UsedAt), "token %d's times", want.ID)
 		}
 	})
+}
+
+// PostgreSQL's INSERT of n tokens is that of the most cut after its nth row, with each
+// placeholder cast to its column's type, under a name of its own.
+func TestPostgresTokenInsertTexts(t *testing.T) {
+	row := func(i int) string {
+		var cols []string
+		for j, typ := range pgTokenTypes {
+			cols = append(cols, "$"+strconv.Itoa(i*tokenArgCount+j+1)+"::"+typ)
+		}
+		return "(" + strings.Join(cols, ",") + ")"
+	}
+	names := map[string]bool{}
+	want := `INSERT INTO tokens (` + tokenColumns + `) VALUES ` + row(0)
+	for n := 1; n <= tokenGroups.Max; n++ {
+		if n > 1 {
+			want += "," + row(n-1)
+		}
+		name, text := pgTokenInsert(n)
+		require.Equal(t, want, text, "%d rows", n)
+		assert.False(t, names[name], "%d rows: name %s taken", n, name)
+		names[name] = true
+	}
+}
+
+// A group with a taken id stores none of its tokens on PostgreSQL, and the writer then gives
+// each caller its own token's outcome.
+func TestPostgresTokenGroupTakenID(t *testing.T) {
+	s := openPostgres(t)
+	ctx := context.Background()
+	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, s.insertTokenRowsPostgres(ctx, []*Token{testToken(2, exp)}))
+	group := []*Token{testToken(1, exp), testToken(2, exp), testToken(3, exp)}
+	err := s.insertTokenRowsPostgres(ctx, group)
+	require.True(t, s.isUnique(err), "%v", err)
+	_, err = s.readToken(ctx, `id=?`, uint64(1))
+	require.ErrorIs(t, err, ErrNotFound, "the group's statement stored none of its tokens")
+
+	errs := make([]error, len(group))
+	require.NoError(t, s.insertTokensPostgres(ctx, group, errs))
+	assert.NoError(t, errs[0])
+	assert.True(t, s.isUnique(errs[1]), "%v", errs[1])
+	assert.NoError(t, errs[2])
+	for _, id := range []uint64{1, 3} {
+		_, err := s.readToken(ctx, `id=?`, id)
+		assert.NoError(t, err, "token %d", id)
+	}
 }
 
 // A group of one client's tokens boxes their shared values once: two allocations a token beyond
