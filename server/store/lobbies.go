@@ -588,15 +588,30 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 // inserted only when the lookup of the lobby, locked FOR KEY SHARE, finds it; ErrNotFound when
 // nothing was inserted. It spares the common table expressions, their scans and the count.
 func (s *DB) insertLockingLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
-	q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, pgLobbyMessageRow, ms,
-		`) AS v WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=? FOR KEY SHARE)`, 1)
+	const head, tail = `SELECT * FROM (VALUES `, `) AS v WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=? FOR KEY SHARE)`
+	if !s.tx && s.hold == nil && s.d.name == "postgres" {
+		q := s.d.text(insertTexts.get(head, pgLobbyMessageRow, tail, len(ms)))
+		if n, ok, err := s.leanInsert(ctx, q, id, ms); err != nil {
+			return err
+		} else if ok {
+			return foundIf(n)
+		}
+	}
+	q, args := lobbyMessagesInsert(head, pgLobbyMessageRow, ms, tail, 1)
 	res, err := s.q.ExecContext(ctx, q, append(args, int64(id))...)
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil {
+	n, err := res.RowsAffected()
+	if err != nil {
 		return err
-	} else if n == 0 {
+	}
+	return foundIf(n)
+}
+
+// foundIf is ErrNotFound when no row was inserted (n, the rows inserted, is 0), else nil.
+func foundIf(n int64) error {
+	if n == 0 {
 		return ErrNotFound
 	}
 	return nil
