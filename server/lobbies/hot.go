@@ -248,7 +248,7 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 		return nil, nil, err
 	}
 	if req.enforceNonce {
-		s.nonceMemory().Keep(key, enc, now) // forgotten again if the commit fails
+		s.nonceMemory().Add(key, enc, now) // Find missed it above; forgotten again if the commit fails
 	}
 	return enc, p, nil
 }

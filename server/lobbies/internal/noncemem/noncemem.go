@@ -92,16 +92,34 @@ func (m *Memory) Sent(k Key) bool {
 // is already remembered), forgetting the oldest early while the memory is over its limit.
 func (m *Memory) Keep(k Key, enc wire.Encoded, now time.Time) {
 	m.expire(now)
+	if old, ok := m.byKey[k]; ok {
+		m.bytes -= Cost(k, old)
+		m.byKey[k] = enc
+		m.bytes += Cost(k, enc)
+		m.bound(now)
+		return
+	}
+	m.add(k, enc, now)
+}
+
+// Add is Keep for a key that Find has just reported missing at now, with nothing kept since: it
+// spares Keep's lookup of k, one of the three a new message's key cost in a map that, holding a
+// window of messages, is mostly out of the processor's caches.
+func (m *Memory) Add(k Key, enc wire.Encoded, now time.Time) { m.add(k, enc, now) }
+
+// add remembers enc with k, which the memory lacks, from now on.
+func (m *Memory) add(k Key, enc wire.Encoded, now time.Time) {
 	if m.byKey == nil {
 		m.byKey = make(map[Key]wire.Encoded)
 	}
-	if old, ok := m.byKey[k]; ok {
-		m.bytes -= Cost(k, old)
-	} else {
-		m.order = append(m.order, keyAt{key: k, at: now})
-	}
+	m.order = append(m.order, keyAt{key: k, at: now})
 	m.byKey[k] = enc
 	m.bytes += Cost(k, enc)
+	m.bound(now)
+}
+
+// bound forgets the oldest early while the memory is over its limit (Keep, add).
+func (m *Memory) bound(now time.Time) {
 	for m.bytes-HashCost*(len(m.sent)-m.sentAt) > m.limit/2 && m.first < len(m.order) && m.order[m.first].at.Before(now) {
 		m.hashFirst()
 	}

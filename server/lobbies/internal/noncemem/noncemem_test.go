@@ -156,3 +156,34 @@ func BenchmarkMemoryHeap(b *testing.B) {
 		})
 	}
 }
+
+// Add, after Find missed a key, leaves the memory as Keep would: the same messages, hashes,
+// bytes and early forgetting, over the limit too (rule LOB-2's repeated send finds either's).
+func TestMemoryAddIsKeepOfAMissingKey(t *testing.T) {
+	const window = 5 * time.Minute
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	key := func(i int) Key { return Key{Lobby: 1, Author: uint64(i % 3), Nonce: strconv.Itoa(i)} }
+	enc := func(i int) wire.Encoded { return wire.Encoded(make([]byte, 100+i%500)) }
+	limit := 40 * Cost(key(99999), enc(499))
+	kept, added := New(window, limit), New(window, limit)
+	const n = 3000
+	for i := range n {
+		now := t0.Add(time.Duration(i) * 200 * time.Millisecond) // the first expire midway
+		_, ok := kept.Find(key(i), now)
+		require.False(t, ok)
+		kept.Keep(key(i), enc(i), now)
+		_, ok = added.Find(key(i), now)
+		require.False(t, ok)
+		added.Add(key(i), enc(i), now)
+		require.Equal(t, kept.Bytes(), added.Bytes(), "after %d sends", i+1)
+		require.Equal(t, kept.Len(), added.Len())
+		require.Equal(t, kept.Hashes(), added.Hashes())
+		require.Equal(t, kept.ForgotEarly(), added.ForgotEarly())
+		got, ok := added.Find(key(i), now)
+		require.True(t, ok, "the message just added")
+		require.Len(t, got, len(enc(i)))
+		require.Equal(t, kept.Sent(key(i/2)), added.Sent(key(i/2)))
+	}
+	require.Less(t, added.Len(), n, "the limit forgot the oldest early")
+	require.NotZero(t, added.Hashes())
+}
