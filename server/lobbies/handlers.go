@@ -11,6 +11,7 @@ import (
 	gwire "sdkpp/wire/gateway"
 
 	"sdkpp/server/httpx"
+	"sdkpp/server/lobbies/internal/stamp"
 	"sdkpp/server/secret"
 	"sdkpp/server/store"
 	"sdkpp/server/users"
@@ -324,7 +325,7 @@ func messageObject(m *store.LobbyMessage, author *store.User) wire.LobbyMessage 
 	out := wire.LobbyMessage{ID: wire.Snowflake(m.ID), Content: m.Content, LobbyID: wire.Snowflake(m.LobbyID),
 		ChannelID: wire.Snowflake(m.LobbyID), Metadata: m.Metadata, ModerationMetadata: m.ModerationMetadata,
 		Flags: m.Flags, ApplicationID: wire.Snowflake(m.AppID),
-		Timestamp: m.CreatedAt.UTC().Format("2006-01-02T15:04:05.000000+00:00")}
+		Timestamp: stamp.Micro(m.CreatedAt)}
 	if author != nil {
 		out.Author = users.Object(author, false)
 	} else {
