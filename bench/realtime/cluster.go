@@ -49,6 +49,8 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		trace = filepath.Join(dir, "sends")
 		os.Setenv("SDKPP_SEND_TRACE", trace)
 		defer os.Unsetenv("SDKPP_SEND_TRACE")
+		os.Setenv("SDKPP_BUS_TRACE", trace+"-bus")
+		defer os.Unsetenv("SDKPP_BUS_TRACE")
 	}
 	var single time.Duration
 	for i, c := range []struct {
@@ -60,7 +62,7 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		if *clusterCases != "" && !strings.Contains(*clusterCases, strconv.Itoa(i+1)) {
 			continue
 		}
-		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window)
+		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window, trace)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -71,6 +73,11 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 			line += fmt.Sprintf(" (%.2fx one node on SQLite)", ratio(p50, single))
 		}
 		fmt.Println(line)
+		if trace != "" && c.pg {
+			if err := printLatencyTimeline(trace, cpu.sender, cpu.receiver, cpu.rounds); err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
 		if latencyOnly {
 			continue
 		}
@@ -101,11 +108,15 @@ type clusterCPU struct {
 	// sender is the sending node's pid; messages the fan-out's, sent in took (its turns).
 	sender, messages int
 	took             time.Duration
+	// receiver is the latency rounds' receiving node's pid, rounds their times (with a trace).
+	receiver int
+	rounds   []latencyRound
 }
 
 // clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
-// onPG, else one on in-memory SQLite.
-func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
+// onPG, else one on in-memory SQLite. With trace (the traces' path) it notes the latency rounds'
+// times and nodes.
+func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int, trace string) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
 	var children []*child
 	var natsCPU cpuMeter // its server: the NATS child's pid, 0 without it
 	defer func() {
@@ -173,7 +184,9 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	}
 	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
 	var ds []time.Duration
+	cpu.sender, cpu.receiver = send.cmd.Process.Pid, children[len(children)-len(recv)].cmd.Process.Pid
 	for i := 0; i < rounds+warmup; i++ {
+		sent := time.Now()
 		d, err := r(i)
 		if err != nil {
 			to.c.Close()
@@ -181,6 +194,9 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		}
 		if i >= warmup {
 			ds = append(ds, d)
+			if trace != "" {
+				cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
+			}
 		}
 	}
 	to.c.Close()
@@ -264,7 +280,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		baseTime += d
 	}
 	messages = per * fanTurns
-	cpu.sender, cpu.messages, cpu.took = send.cmd.Process.Pid, messages, ourTime
+	cpu.messages, cpu.took = messages, ourTime
 	cpu.nodes = make([]time.Duration, len(nodesCPU))
 	for i := range nodesCPU {
 		cpu.nodes[i], cpu.self = nodesCPU[i].perMessage(messages)

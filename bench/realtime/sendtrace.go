@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -13,7 +15,7 @@ import (
 
 // clusterTrace turns on (d)'s timeline of the sending node's lobby sends (SDKPP_SEND_TRACE,
 // server/lobbies/internal/sendtrace): where each send of the fan-out waited.
-var clusterTrace = flag.Bool("cluster-trace", false, "(d): print the timeline of the sending node's lobby sends during the fan-out (SDKPP_SEND_TRACE)")
+var clusterTrace = flag.Bool("cluster-trace", false, "(d): print where the latency rounds' time went (SDKPP_SEND_TRACE, SDKPP_BUS_TRACE) and the timeline of the sending node's lobby sends during the fan-out")
 
 // The columns of a send's line in the trace (sendtrace's header, which readSendTrace checks):
 // its stamps, then its group's size, number in its hold of the lock, kept lock and number.
@@ -33,7 +35,7 @@ const (
 
 // tracedSend is a send of the trace.
 type tracedSend struct {
-	at    [tStamps]int64 // nanoseconds since the node started; 0: not stamped
+	at    [tStamps]int64 // Unix nanoseconds; 0: not stamped
 	n     int            // its group's number in its hold of the lock
 	group int64
 }
@@ -116,4 +118,137 @@ func printSendTimeline(sends []tracedSend, perMessage time.Duration) {
 		step(tCommitStart, tCommitted, false), step(tCommitted, tPublished, false), step(tCommitted, tAnswered, false), step(tAccepted, tAnswered, false))
 	fmt.Printf("          its send goroutine per message: lock %v, commit %v, publish %v, of %v a message\n",
 		(lock / n).Round(time.Microsecond), (commit / n).Round(time.Microsecond), (publish / n).Round(time.Microsecond), perMessage.Round(time.Microsecond))
+}
+
+// The columns of the bus's trace (SDKPP_BUS_TRACE, server/internal/bustrace), which
+// readBusTrace checks.
+const busTraceHeader = "kind seq start end"
+
+// busStep is a line of the bus's trace: a publish (start, acknowledged) or a message a node's
+// subscription handed to its handler (received, handler returned), in Unix nanoseconds.
+type busStep struct {
+	seq        uint64
+	start, end int64
+}
+
+// readBusTrace reads the publishes (in their order) and the receptions (by sequence number) of
+// the trace the node pid wrote to path.pid.
+func readBusTrace(path string, pid int) (pubs []busStep, recv map[uint64]busStep, err error) {
+	f, err := os.Open(path + "." + strconv.Itoa(pid))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	in := bufio.NewScanner(f)
+	if !in.Scan() || in.Text() != busTraceHeader {
+		return nil, nil, fmt.Errorf("bus trace: not the columns this program reads: %q", in.Text())
+	}
+	recv = map[uint64]busStep{}
+	for in.Scan() {
+		fs := strings.Fields(in.Text())
+		if len(fs) != 4 {
+			return nil, nil, fmt.Errorf("bus trace: %d fields in %q", len(fs), in.Text())
+		}
+		var s busStep
+		var err1, err2, err3 error
+		s.seq, err1 = strconv.ParseUint(fs[1], 10, 64)
+		s.start, err2 = strconv.ParseInt(fs[2], 10, 64)
+		s.end, err3 = strconv.ParseInt(fs[3], 10, 64)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, nil, fmt.Errorf("bus trace: %w", err)
+		}
+		switch fs[0] {
+		case "publish":
+			pubs = append(pubs, s)
+		case "receive":
+			recv[s.seq] = s
+		}
+	}
+	return pubs, recv, in.Err()
+}
+
+// latencyRound is a round of (d)'s latency: when its send began and its callback ran, in Unix
+// nanoseconds.
+type latencyRound struct{ sent, called int64 }
+
+// The steps of a latency round printLatencyTimeline prints, in their order.
+const (
+	stepRequest   = iota // the HTTP send to the send queue
+	stepQueue            // to the commit's start
+	stepCommit           // the commit
+	stepToPublish        // from the commit to the publish's start
+	stepBus              // from the publish's start to the receiving node's handler
+	stepAck              // the publish's acknowledgement, beside the bus's way
+	stepHandler          // the receiving node's handler
+	stepCallback         // from the handler's end to the callback
+	latencySteps
+)
+
+// stepNames name the steps.
+var stepNames = [latencySteps]string{"request", "to commit", "commit", "to publish", "bus to the receiving node",
+	"(publish acked)", "its handler", "to the callback"}
+
+// latencyTimeline joins each round to its send (accepted during the round), the send to its
+// publish (the sender's first to start after the send's commit, during the round) and the
+// publish to the receiving node's reception of it (by sequence number), and returns each step's
+// durations, of the rounds it could join.
+func latencyTimeline(rounds []latencyRound, sends []tracedSend, pubs []busStep, recv map[uint64]busStep) (ds [latencySteps][]time.Duration) {
+	for _, r := range rounds {
+		i := slices.IndexFunc(sends, func(s tracedSend) bool { return s.at[tAccepted] >= r.sent && s.at[tAccepted] <= r.called })
+		if i < 0 {
+			continue
+		}
+		s := sends[i]
+		j := slices.IndexFunc(pubs, func(p busStep) bool { return p.start >= s.at[tCommitted] && p.start <= r.called })
+		if j < 0 {
+			continue
+		}
+		p := pubs[j]
+		got, ok := recv[p.seq]
+		if !ok {
+			continue
+		}
+		for k, d := range [latencySteps]int64{s.at[tAccepted] - r.sent, s.at[tCommitStart] - s.at[tAccepted],
+			s.at[tCommitted] - s.at[tCommitStart], p.start - s.at[tCommitted], got.start - p.start, p.end - p.start,
+			got.end - got.start, r.called - got.end} {
+			ds[k] = append(ds[k], time.Duration(d))
+		}
+	}
+	return ds
+}
+
+// printLatencyTimeline prints where (d)'s latency rounds spent their time, step by step (p50 /
+// p90), from the sending node's send trace and bus trace (sender) and the receiving node's bus
+// trace (receiver), written to path and path+"-bus": the request to the send queue, the wait for
+// the commit, the commit, the wait for the publish, the bus to the receiving node's handler (the
+// publish's acknowledgement beside it), the handler (decode, push, the writes it does itself),
+// and the rest to the callback (the socket, the SDK).
+func printLatencyTimeline(path string, sender, receiver int, rounds []latencyRound) error {
+	sends, err := readSendTrace(path, sender, math.MaxInt)
+	if err != nil {
+		return err
+	}
+	pubs, _, err := readBusTrace(path+"-bus", sender)
+	if err != nil {
+		return err
+	}
+	_, recv, err := readBusTrace(path+"-bus", receiver)
+	if err != nil {
+		return err
+	}
+	ds := latencyTimeline(rounds, sends, pubs, recv)
+	joined := len(ds[0])
+	if joined == 0 {
+		return fmt.Errorf("latency timeline: no round found in the traces")
+	}
+	fmt.Printf("        where a round's time went (%d of %d rounds traced), p50 / p90:\n         ", joined, len(rounds))
+	for k := range ds {
+		slices.Sort(ds[k])
+		fmt.Printf(" %s %v / %v;", stepNames[k], ds[k][len(ds[k])/2].Round(time.Microsecond), ds[k][len(ds[k])*9/10].Round(time.Microsecond))
+		if k == stepToPublish {
+			fmt.Printf("\n         ")
+		}
+	}
+	fmt.Println()
+	return nil
 }

@@ -24,6 +24,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"sdkpp/server/internal/bustrace"
 )
 
 // Stream and Subject name the JetStream stream of the dispatches and its one subject.
@@ -112,10 +114,12 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 // it. A publish retried by the client library is stored once (the stream's duplicate window).
 func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 	id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
+	start := bustrace.Default.Now()
 	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish: %w", err)
 	}
+	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
 	return ack.Sequence, nil
 }
 
@@ -123,10 +127,12 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 // within its duplicate window (a minute, or the retention when shorter), and returns the first
 // one's sequence number for the others.
 func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
+	start := bustrace.Default.Now()
 	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish %s: %w", id, err)
 	}
+	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
 	return ack.Sequence, nil
 }
 
@@ -160,12 +166,14 @@ func (b *Bus) Subscribe(ctx context.Context, after uint64, handle Handler) error
 		return fmt.Errorf("bus: consumer: %w", err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
+		got := bustrace.Default.Now()
 		md, err := m.Metadata()
 		if err != nil {
 			b.log.Error("bus: message without metadata", "err", err)
 			return
 		}
 		handle(md.Sequence.Stream, m.Data())
+		bustrace.Default.Record(bustrace.Receive, md.Sequence.Stream, got)
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		b.log.Warn("bus: consume", "err", err)
 	}))

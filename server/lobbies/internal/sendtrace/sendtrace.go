@@ -1,9 +1,9 @@
 // Package sendtrace records a timeline of a cluster's lobby sends, a debugging aid for the
 // fan-out's waits: when the environment variable SDKPP_SEND_TRACE names a file, each send's
-// steps are stamped (nanoseconds since the process started) and, once it has been both answered
-// and published, written as one line to that file with the process id appended, under a header
-// naming the columns. A send that fails before its publish is not written. Without the
-// variable every call does nothing.
+// steps are stamped (Unix nanoseconds, so that the bus's trace, package bustrace, joins it) and,
+// once it has been both answered and published, written as one line to that file with the
+// process id appended, under a header naming the columns. A send that fails before its publish
+// is not written. Without the variable every call does nothing.
 package sendtrace
 
 import (
@@ -51,8 +51,7 @@ type Traced interface{ Record() *Send }
 
 // Trace is a process's record of its sends.
 type Trace struct {
-	path  string
-	start time.Time
+	path string
 
 	mu     sync.Mutex
 	file   *os.File // opened at the first line
@@ -65,7 +64,7 @@ var Default = New(os.Getenv("SDKPP_SEND_TRACE"))
 
 // New returns a trace written to path plus "." and the process id; it records nothing with
 // path empty.
-func New(path string) *Trace { return &Trace{path: path, start: time.Now()} }
+func New(path string) *Trace { return &Trace{path: path} }
 
 // Send returns a new send's record, stamped Accepted; nil when the trace is off.
 func (t *Trace) Send() *Send {
@@ -75,7 +74,7 @@ func (t *Trace) Send() *Send {
 	return &Send{at: [stamps]int64{Accepted: t.now()}}
 }
 
-func (t *Trace) now() int64 { return int64(time.Since(t.start)) }
+func (t *Trace) now() int64 { return time.Now().UnixNano() }
 
 // record is v's record: nil unless v is Traced and carries one.
 func record(v any) *Send {
