@@ -82,9 +82,21 @@ func (b *Buffer) AppendAfter(dst []wsframe.Dispatch, seq int64) ([]wsframe.Dispa
 	if seq < b.dropped {
 		return dst, false
 	}
-	i, _ := slices.BinarySearchFunc(held, seq+1, func(e wsframe.Dispatch, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	// A connection takes what came since its last write, a few dispatches at the end: looked
+	// for from there, they are in the cache (a search from the middle of a buffer of a
+	// thousand misses it, for each of a node's sessions at each write).
+	i := len(held)
+	for i > 0 && held[i-1].Seq > seq && len(held)-i < maxScanned {
+		i--
+	}
+	if i > 0 && held[i-1].Seq > seq {
+		i, _ = slices.BinarySearchFunc(held[:i], seq+1, func(e wsframe.Dispatch, seq int64) int { return cmp.Compare(e.Seq, seq) })
+	}
 	return append(dst, held[i:]...), true
 }
+
+// maxScanned is the most dispatches AppendAfter looks at from the end before it searches.
+const maxScanned = 64
 
 // maxReused is the most dispatches whose array Reusable keeps.
 const maxReused = 64

@@ -54,6 +54,33 @@ func TestAfterWithSparseSequenceNumbers(t *testing.T) {
 	assert.Equal(t, int64(13)<<20+1, e.Seq)
 }
 
+// After finds the dispatches above any number, whether they are a few at the end (looked for
+// from there) or more (searched for), numbers with gaps included.
+func TestAfterNearTheEndAndFar(t *testing.T) {
+	var s Buffer
+	var seqs []int64
+	for m := int64(1); m <= 300; m++ {
+		seq := m<<3 + m%3 // gaps of 7 to 9
+		s.PushSeq(seq, []byte(`"E"`), []byte("1"), 200)
+		seqs = append(seqs, seq)
+	}
+	kept := seqs[len(seqs)-200:]
+	for seq := kept[0] - 1; seq <= kept[len(kept)-1]+1; seq++ { // above the last dropped
+		got, ok := s.After(seq)
+		require.True(t, ok, "After(%d)", seq)
+		var want []int64
+		for _, k := range kept {
+			if k > seq {
+				want = append(want, k)
+			}
+		}
+		require.Len(t, got, len(want), "After(%d)", seq)
+		if len(want) > 0 {
+			assert.Equal(t, want[0], got[0].Seq, "After(%d)", seq)
+		}
+	}
+}
+
 // A session resumed from another node starts numbering after the bus's number (SetSeq), and
 // the dispatches replayed from the bus go before what it got since (Prepend), the oldest
 // dropped beyond the limit.
