@@ -835,10 +835,7 @@ func (c *conn) writeAll(list []wsframe.Dispatch) bool {
 		return true
 	}
 	c.lastWrite, c.backlog = time.Now(), len(list) > 1
-	if c.tcp.Hold(c.h.cfg.WriteTimeout) != nil {
-		c.tcp.Release()
-		return false
-	}
+	c.tcp.Hold(c.h.cfg.WriteTimeout)
 	for _, e := range list {
 		if c.tcp.WriteDispatch(e) != nil {
 			c.tcp.Release()

@@ -36,6 +36,7 @@ type Conn struct {
 
 	mu        sync.Mutex
 	holding   bool
+	deadline  time.Time // the hold's: writing what is kept must finish by then
 	closeSent bool
 	buf       *[]byte // from batchBufs while something is kept, so that idle connections hold none
 
@@ -122,7 +123,7 @@ func (b *Conn) WriteFrame(op ws.OpCode, p []byte, timeout time.Duration) error {
 	*b.buf = append(*b.buf, p...)
 	if b.holding {
 		if len(*b.buf) >= maxBatchBytes {
-			return b.writeLocked()
+			return b.writeHeldLocked()
 		}
 		return nil
 	}
@@ -216,18 +217,18 @@ func (b *Conn) WriteDispatch(e Dispatch) error {
 		return err
 	}
 	if len(*b.buf) >= maxBatchBytes {
-		return b.writeLocked()
+		return b.writeHeldLocked()
 	}
 	return nil
 }
 
 // Hold starts keeping writes; until Release, writing to the connection (when more than
 // maxBatchBytes are kept, and in Release) must finish within timeout.
-func (b *Conn) Hold(timeout time.Duration) error {
+func (b *Conn) Hold(timeout time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = true
-	return b.Conn.SetWriteDeadline(time.Now().Add(timeout))
+	b.deadline = time.Now().Add(timeout)
 }
 
 // Release writes what was kept and stops keeping writes.
@@ -235,10 +236,30 @@ func (b *Conn) Release() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.holding = false
-	var err error
-	if b.buf != nil {
-		err = b.writeLocked()
+	if b.buf == nil {
+		return nil
 	}
+	return b.writeHeldLocked()
+}
+
+// writeHeldLocked writes the kept bytes of a hold: what the socket takes at once with one
+// system call that does not wait (nonblock), and only then, when some are left, the rest
+// within the hold's deadline. Most writes fit the socket's buffer, and setting a deadline
+// and clearing it (two updates of the runtime's timers) cost a fair share of a write.
+func (b *Conn) writeHeldLocked() error {
+	if nonblock.Supported(b.Conn) {
+		n, err := b.nb.Write(b.Conn, *b.buf)
+		if err != nil || n == len(*b.buf) {
+			b.dropLocked()
+			return err
+		}
+		*b.buf = (*b.buf)[:copy(*b.buf, (*b.buf)[n:])]
+	}
+	if err := b.Conn.SetWriteDeadline(b.deadline); err != nil {
+		b.dropLocked()
+		return err
+	}
+	err := b.writeLocked()
 	if derr := b.Conn.SetWriteDeadline(time.Time{}); err == nil {
 		err = derr
 	}
