@@ -225,7 +225,7 @@ func (c *conn) finish(r wsframe.Close) {
 	}
 
 	c.closeWith(r.Code, r.Reason)
-	h.stats.closed(r.Code)
+	h.stats.Closed(r.Code)
 	if c.hbStop != nil {
 		c.hbStop()
 	}
@@ -573,7 +573,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	if first {
 		h.connection(who, true)
 	}
-	h.stats.identifies.Add(1)
+	h.stats.Identifies.Add(1)
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
 	if r, stop := c.flush(); stop {
 		return r, true
@@ -625,8 +625,8 @@ func (c *conn) resume(d json.RawMessage) (wsframe.Close, bool) {
 	if stop || a.s == nil {
 		return r, stop
 	}
-	h.stats.resumes.Add(1)
-	h.stats.replayed.Add(uint64(a.replayed))
+	h.stats.Resumes.Add(1)
+	h.stats.Replayed.Add(uint64(a.replayed))
 	h.log.Debug("gateway: resumed", "user_id", who.UserID, "app_id", who.AppID, "replayed", a.replayed)
 	if h.cfg.OnSession != nil {
 		h.cfg.OnSession(who)

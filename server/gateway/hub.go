@@ -14,6 +14,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/counters"
 	"sdkpp/server/gateway/internal/busmsg"
+	"sdkpp/server/gateway/internal/hubstats"
 	"sdkpp/server/gateway/internal/pace"
 	"sdkpp/server/gateway/internal/wsframe"
 	"sdkpp/server/scopes"
@@ -224,8 +225,8 @@ type Hub struct {
 
 	scopeSets scopeSets // the sessions' scopes, one slice per set
 
-	rate  *pace.Meter // dispatches per second, for write pacing
-	stats hubStats    // what Stats reports
+	rate  *pace.Meter       // dispatches per second, for write pacing
+	stats hubstats.Counters // what Stats reports
 }
 
 // New returns a Hub. It starts no goroutine: connections run on ServeHTTP's goroutine. It panics
@@ -558,7 +559,7 @@ func (h *Hub) push(ds []busmsg.Dispatch, at uint64) {
 	h.mu.Unlock()
 	for i, n := range pushed {
 		h.rate.Add(n)
-		h.stats.dispatched(ds[i].Event, n)
+		h.stats.Dispatched(ds[i].Event, n)
 	}
 	h.deliver(live)
 }

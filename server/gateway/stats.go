@@ -1,11 +1,5 @@
 package gateway
 
-import (
-	"maps"
-	"sync"
-	"sync/atomic"
-)
-
 // Stats is what a Hub has done since it was made, and what it holds now, for the service's
 // metrics. Reading it takes the hub's lock once.
 type Stats struct {
@@ -33,50 +27,13 @@ type EventStats struct {
 	Deliveries uint64 // sessions the dispatches were pushed to: the fan-out
 }
 
-// hubStats are the hub's counters.
-type hubStats struct {
-	identifies, resumes, replayed atomic.Uint64
-	events                        sync.Map // event name -> *eventCounts
-
-	mu     sync.Mutex
-	closes map[int]uint64
-}
-
-type eventCounts struct{ dispatches, deliveries atomic.Uint64 }
-
-// dispatched counts one dispatch of event pushed to sessions sessions.
-func (s *hubStats) dispatched(event string, sessions int) {
-	c, ok := s.events.Load(event)
-	if !ok {
-		c, _ = s.events.LoadOrStore(event, &eventCounts{})
-	}
-	ec := c.(*eventCounts)
-	ec.dispatches.Add(1)
-	ec.deliveries.Add(uint64(sessions))
-}
-
-// closed counts a connection ended with code.
-func (s *hubStats) closed(code int) {
-	s.mu.Lock()
-	if s.closes == nil {
-		s.closes = map[int]uint64{}
-	}
-	s.closes[code]++
-	s.mu.Unlock()
-}
-
 // Stats returns the hub's counters and its current connections, sessions and send queues.
 func (h *Hub) Stats() Stats {
-	st := Stats{Identifies: h.stats.identifies.Load(), Resumes: h.stats.resumes.Load(),
-		Replayed: h.stats.replayed.Load(), Events: map[string]EventStats{}}
-	h.stats.events.Range(func(k, v any) bool {
-		c := v.(*eventCounts)
-		st.Events[k.(string)] = EventStats{Dispatches: c.dispatches.Load(), Deliveries: c.deliveries.Load()}
-		return true
+	st := Stats{Identifies: h.stats.Identifies.Load(), Resumes: h.stats.Resumes.Load(),
+		Replayed: h.stats.Replayed.Load(), Events: map[string]EventStats{}, Closes: h.stats.Closes()}
+	h.stats.Events(func(event string, dispatches, deliveries uint64) {
+		st.Events[event] = EventStats{Dispatches: dispatches, Deliveries: deliveries}
 	})
-	h.stats.mu.Lock()
-	st.Closes = maps.Clone(h.stats.closes)
-	h.stats.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st.Connections, st.Sessions = len(h.conns), len(h.sessions)
