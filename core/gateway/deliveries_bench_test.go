@@ -105,14 +105,11 @@ func frameServer(b *testing.B, n, batch int, consumed <-chan struct{}) http.Hand
 			http.Error(w, "one connection only", http.StatusServiceUnavailable)
 			return
 		}
-		sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-		conn, rw, err := http.NewResponseController(w).Hijack()
-		if !assert.NoError(b, err) {
+		conn, rw, ok := acceptRaw(b, w, r)
+		if !ok {
 			return
 		}
 		defer conn.Close()
-		fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
-			base64.StdEncoding.EncodeToString(sum[:]))
 		var out []byte
 		out = appendFrame(out, []byte(`{"op":10,"d":{"heartbeat_interval":3600000}}`))
 		out = appendFrame(out, []byte(`{"op":0,"d":{"session_id":"s","resume_gateway_url":""},"s":1,"t":"READY"}`))
@@ -145,6 +142,19 @@ func writeAll(conn net.Conn, rw *bufio.ReadWriter, p []byte) error {
 	}
 	_, err := conn.Write(p)
 	return err
+}
+
+// acceptRaw answers r's WebSocket handshake on w's hijacked connection, whose frames the caller
+// then writes and reads as bytes; the answer is buffered in rw.
+func acceptRaw(tb testing.TB, w http.ResponseWriter, r *http.Request) (net.Conn, *bufio.ReadWriter, bool) {
+	sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	conn, rw, err := http.NewResponseController(w).Hijack()
+	if !assert.NoError(tb, err) {
+		return nil, nil, false
+	}
+	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		base64.StdEncoding.EncodeToString(sum[:]))
+	return conn, rw, true
 }
 
 // appendFrame appends p as one unmasked text frame, as a server sends it.

@@ -30,7 +30,7 @@ type received struct {
 // encoding/json scans a payload twice (once to validate it, once to decode) and then copies d.
 // The fast path reads the envelope the service sends ({"op","d","s","t"}) in one pass,
 // validating d as it goes and leaving it in place in b (b is the payload's own buffer, as
-// websocket.Conn.Read returns it). Anything it does not recognise exactly (another key, a key
+// wsConn.ReadMessage returns it). Anything it does not recognise exactly (another key, a key
 // spelt differently, an escaped event name, a number that is not a plain integer, invalid JSON)
 // goes to encoding/json, so the result and the errors are always encoding/json's.
 func (r *received) decode(b []byte) (*Payload, error) {

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -24,7 +23,7 @@ import (
 
 	"sdkpp/core/internal/backoff"
 
-	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
 
 	"sdkpp/internal/clock"
 	gwire "sdkpp/wire/gateway"
@@ -117,8 +116,8 @@ type Client struct {
 	sessionID string
 	resumeURL string
 	seq       int64
-	conn      *websocket.Conn
-	held      *holdConn    // conn's connection under the library; nil when it could not be wrapped
+	conn      *wsConn
+	held      *holdConn    // conn's connection (under TLS, if any); nil when it could not be wrapped
 	dialed    *holdConn    // the connection the handshake's client dialed last, until session takes it
 	http      *http.Client // the handshake's: its connections are holdConns (holdingClient)
 	ownHTTP   bool         // http is the client's own copy, whose idle connections Close closes
@@ -128,6 +127,7 @@ type Client struct {
 	// holdConn (which has write deadlines of its own).
 	writeTimer *time.Timer
 	renewing   atomic.Bool // Renew closed the connection: reconnect at once, without an error
+	closing    atomic.Bool // Close began: the connection that ends is not replaced
 }
 
 // Discover asks the service, with do (a GET of path /gateway and its JSON answer), where its
@@ -207,13 +207,16 @@ func (c *Client) setStatus(s Status, err error) {
 func (c *Client) Close() {
 	c.start.Do(func() { close(c.done) }) // never started: nothing runs
 	c.setStatus(Disconnecting, nil)
-	c.cancel()
+	c.closing.Store(true)
 	c.mu.Lock()
 	conn := c.conn
 	c.mu.Unlock()
 	if conn != nil {
-		conn.Close(websocket.StatusNormalClosure, "client disconnect")
+		// The closing handshake, before the session's end closes the connection: the service
+		// reads the code, which ends the session, and the client's reader reads its answer.
+		conn.Close(ws.StatusNormalClosure, "client disconnect")
 	}
+	c.cancel()
 	<-c.done
 	if c.ownHTTP {
 		c.http.CloseIdleConnections() // a handshake refused with keep-alive leaves one
@@ -233,7 +236,7 @@ func (c *Client) Renew() {
 		return // not connected: the next attempt reads the new token anyway
 	}
 	c.renewing.Store(true)
-	conn.Close(websocket.StatusCode(4900), "token renewed")
+	conn.Close(4900, "token renewed")
 }
 
 // Send writes a payload on the current connection, such as a presence update.
@@ -270,7 +273,7 @@ func (c *Client) sendRaw(ctx context.Context, op int, d []byte, later bool) erro
 	return c.writeRaw(ctx, conn, held, op, d, later)
 }
 
-func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, d any) error {
+func (c *Client) write(ctx context.Context, conn *wsConn, held *holdConn, op int, d any) error {
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -282,7 +285,7 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn
 // holdConn); raw is valid JSON. It fails at once when ctx is done; a write that has begun ends
 // early only with the connection (its session, or Config.WriteTimeout).
 //
-// On a holdConn, the library's write only keeps the frame, and the system call happens after
+// On a holdConn, the frame's write (wsConn.WriteText) only keeps it, and the system call happens after
 // writeMu is released (holdConn.Flush): a write that starts while another goroutine's system call
 // is in progress leaves its frame to that goroutine and returns, so that the frames of the
 // senders woken together (by a burst of answers, say) go out in one call instead of one each,
@@ -293,12 +296,11 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, held *holdConn
 // (holdConn.FlushLater).
 //
 // Otherwise the timeout is one timer per connection (session sets it up), reset for each write,
-// which closes the connection when it fires, as the library does when a write's context ends: a
-// context with its own deadline for each write cost the send of a lobby message several
-// microseconds (a timer, and two contexts registered with each other) on the way to the socket.
-// The write itself gets a context that never ends, for which the library registers nothing; the
-// session's end closes the connection too (session), which ends a write in progress.
-func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdConn, op int, raw []byte, later bool) error {
+// which closes the connection when it fires: a context with its own deadline for each write cost
+// the send of a lobby message several microseconds (a timer, and two contexts registered with
+// each other) on the way to the socket. The session's end closes the connection too (session),
+// which ends a write in progress.
+func (c *Client) writeRaw(ctx context.Context, conn *wsConn, held *holdConn, op int, raw []byte, later bool) error {
 	b := make([]byte, 0, len(raw)+24)
 	b = append(b, `{"op":`...)
 	b = strconv.AppendInt(b, int64(op), 10)
@@ -312,7 +314,7 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdC
 	}
 	if held != nil {
 		held.Hold(true)
-		err := conn.Write(context.Background(), websocket.MessageText, b)
+		err := conn.WriteText(b)
 		held.Hold(false)
 		c.writeMu.Unlock()
 		if err != nil {
@@ -331,7 +333,7 @@ func (c *Client) writeRaw(ctx context.Context, conn *websocket.Conn, held *holdC
 	defer c.writeMu.Unlock()
 	c.writeTimer.Reset(c.cfg.WriteTimeout)
 	defer c.writeTimer.Stop()
-	return conn.Write(context.Background(), websocket.MessageText, b)
+	return conn.WriteText(b)
 }
 
 // errInvalidated is an Invalid Session that cannot be resumed: identify anew.
@@ -340,14 +342,14 @@ var errInvalidated = errors.New("gateway: session invalidated")
 // run connects and reconnects until Close or a final close code.
 func (c *Client) run() {
 	defer close(c.done)
-	for attempt := 0; c.ctx.Err() == nil; {
+	for attempt := 0; c.ctx.Err() == nil && !c.closing.Load(); {
 		if attempt == 0 && c.hasSession() {
 			c.setStatus(Reconnecting, nil)
 		} else if attempt == 0 {
 			c.setStatus(Connecting, nil)
 		}
 		established, err := c.session()
-		if c.ctx.Err() != nil {
+		if c.ctx.Err() != nil || c.closing.Load() {
 			return
 		}
 		var ce *CloseError
@@ -409,7 +411,7 @@ func (c *Client) session() (established bool, err error) {
 	c.mu.Lock()
 	c.dialed = nil
 	c.mu.Unlock()
-	conn, _, err := websocket.Dial(ctx, c.dialURL(), &websocket.DialOptions{HTTPClient: c.http})
+	conn, err := dialWS(ctx, c.dialURL(), c.http, c.cfg.MaxMessage)
 	c.mu.Lock()
 	held := c.dialed // nil when the handshake's client could not wrap its connection
 	c.dialed = nil
@@ -417,7 +419,9 @@ func (c *Client) session() (established bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	conn.SetReadLimit(c.cfg.MaxMessage)
+	if held != nil {
+		conn.settle = held.Settle
+	}
 	c.writeMu.Lock()
 	c.writeTimer = time.AfterFunc(c.cfg.WriteTimeout, func() { conn.CloseNow() })
 	c.writeTimer.Stop() // until a write starts
@@ -437,7 +441,7 @@ func (c *Client) session() (established bool, err error) {
 	stopClosing := context.AfterFunc(ctx, func() { conn.CloseNow() })
 	defer stopClosing()
 
-	hello, err := c.read(ctx, conn, c.cfg.HelloTimeout)
+	hello, err := c.read(conn, c.cfg.HelloTimeout)
 	if err != nil {
 		return false, err
 	}
@@ -461,7 +465,7 @@ func (c *Client) session() (established bool, err error) {
 		return false, err
 	}
 	for {
-		p, err := c.read(context.Background(), conn, 0)
+		p, err := c.read(conn, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return established, ctx.Err()
@@ -483,17 +487,17 @@ func (c *Client) session() (established bool, err error) {
 			default:
 			}
 		case gwire.OpReconnect:
-			conn.Close(websocket.StatusCode(4900), "reconnect requested")
+			conn.CloseFromReader(4900, "reconnect requested")
 			return established, errors.New("gateway: the service asked to reconnect")
 		case gwire.OpInvalidSession:
 			var resumable bool
 			json.Unmarshal(p.D, &resumable)
 			if !resumable {
 				c.forgetSession()
-				conn.Close(websocket.StatusCode(4900), "session invalidated")
+				conn.CloseFromReader(4900, "session invalidated")
 				return established, errInvalidated
 			}
-			conn.Close(websocket.StatusCode(4900), "session not resumable now")
+			conn.CloseFromReader(4900, "session not resumable now")
 			return established, errors.New("gateway: invalid session (resumable)")
 		}
 	}
@@ -546,7 +550,7 @@ func (c *Client) forgetSession() {
 	c.mu.Unlock()
 }
 
-func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn, held *holdConn) error {
+func (c *Client) identifyOrResume(ctx context.Context, conn *wsConn, held *holdConn) error {
 	c.mu.Lock()
 	session, seq := c.sessionID, c.seq
 	c.mu.Unlock()
@@ -560,54 +564,30 @@ func (c *Client) identifyOrResume(ctx context.Context, conn *websocket.Conn, hel
 	return c.write(ctx, conn, held, gwire.OpIdentify, map[string]any{"token": c.cfg.Token(), "properties": props, "intents": c.cfg.Intents})
 }
 
-// read returns the next payload, valid until the next read; a close from the service becomes a
-// *CloseError. Only the session's goroutine reads.
-func (c *Client) read(ctx context.Context, conn *websocket.Conn, timeout time.Duration) (*Payload, error) {
+// read returns the next payload, valid until the next read; a close from the service is a
+// *CloseError. With a timeout, a payload that does not come within it closes the connection.
+// Only the session's goroutine reads.
+func (c *Client) read(conn *wsConn, timeout time.Duration) (*Payload, error) {
 	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	b, err := c.readMessage(ctx, conn)
-	if err != nil {
-		if code := websocket.CloseStatus(err); code != -1 {
-			var ce websocket.CloseError
-			errors.As(err, &ce)
-			return nil, &CloseError{Code: int(code), Reason: ce.Reason}
+		expired := make(chan struct{})
+		t := time.AfterFunc(timeout, func() { close(expired); conn.CloseNow() })
+		p, err := c.read(conn, 0)
+		if !t.Stop() {
+			<-expired
+			if err != nil {
+				return nil, fmt.Errorf("gateway: nothing came within %v: %w", timeout, err)
+			}
 		}
+		return p, err
+	}
+	b, err := conn.ReadMessage(c.scratch)
+	if err != nil {
 		return nil, err
+	}
+	if cap(b) <= maxScratch {
+		c.scratch = b // reused for the next message: OnDispatch's data is valid during the call
 	}
 	return c.recv.decode(b)
-}
-
-// readMessage reads the next message whole into the client's scratch buffer, which it keeps for
-// the next message: no allocation per message, where the library's Read grows a new buffer from
-// 512 bytes each time. The message is valid until the next read. Only the session's goroutine
-// reads.
-func (c *Client) readMessage(ctx context.Context, conn *websocket.Conn) ([]byte, error) {
-	_, r, err := conn.Reader(ctx)
-	if err != nil {
-		return nil, err
-	}
-	buf := c.scratch[:0]
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if cap(buf) <= maxScratch {
-		c.scratch = buf
-		return buf, nil // reused for the next message: OnDispatch's data is valid during the call
-	}
-	return buf, nil
 }
 
 // maxScratch is the largest read buffer a client keeps between messages.
@@ -616,7 +596,7 @@ const maxScratch = 64 << 10
 // heartbeat beats every interval, the first after a random fraction of it. A beat that was not
 // acknowledged before the next one means a dead connection: it is closed so that the client
 // reconnects and resumes.
-func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, held *holdConn, interval time.Duration, acked <-chan struct{}) {
+func (c *Client) heartbeat(ctx context.Context, conn *wsConn, held *holdConn, interval time.Duration, acked <-chan struct{}) {
 	wait := time.Duration(float64(interval) * c.cfg.Rand())
 	pending := false
 	for {
@@ -629,7 +609,7 @@ func (c *Client) heartbeat(ctx context.Context, conn *websocket.Conn, held *hold
 			case <-acked:
 			default:
 				c.cfg.Logf("gateway: heartbeat not acknowledged; reconnecting")
-				conn.Close(websocket.StatusCode(4900), "heartbeat not acknowledged")
+				conn.Close(4900, "heartbeat not acknowledged")
 				return
 			}
 		}

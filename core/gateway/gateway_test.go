@@ -60,6 +60,7 @@ type recorder struct {
 	events   []string
 	payloads []json.RawMessage
 	lastErr  error
+	errs     []error // every error reported, in order
 }
 
 func (r *recorder) status(s Status, err error) {
@@ -68,6 +69,7 @@ func (r *recorder) status(s Status, err error) {
 	r.statuses = append(r.statuses, s)
 	if err != nil {
 		r.lastErr = err
+		r.errs = append(r.errs, err)
 	}
 }
 

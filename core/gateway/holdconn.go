@@ -10,17 +10,16 @@ import (
 	"time"
 )
 
-// holdConn is the connection under the WebSocket library, which writes each message with a
-// system call of its own (it flushes once per frame, under its own lock, and its API cannot batch
-// frames). holdConn lets the messages of several goroutines share system calls without a
-// goroutine of its own:
+// holdConn is the connection under the WebSocket connection (wsConn, and TLS if any), which
+// writes each frame with a write of its own, under its own lock. holdConn lets the messages of
+// several goroutines share system calls without a goroutine of its own:
 //
-//   - a write made while the connection is held (writeRaw holds it around the library's write)
+//   - a write made while the connection is held (writeRaw holds it around the frame's write)
 //     is kept, and Flush writes it: when no other goroutine is writing, the caller writes
 //     everything kept, itself, in one system call; when one is, its frame is left to that
 //     goroutine, which writes what was kept meanwhile as soon as its own write returns, and so on
 //     until nothing is kept;
-//   - a write made while it is not held (the library's own frames: a pong, a close) is kept and
+//   - a write made while it is not held (wsConn's own frames: a pong, a close) is kept and
 //     flushed the same way at once;
 //   - but a write flushed with FlushLater while the connection's reader is between reads (it has
 //     read bytes and not yet asked for more: it is decoding and dispatching what it read, whose
@@ -95,6 +94,21 @@ func (c *holdConn) Flush() error {
 	return c.flushLocked()
 }
 
+// Settle returns once what is kept has been written, by the goroutine writing already (it
+// waits for its rounds) or by itself; it reports the connection's write error, if any. A close
+// frame is settled before the connection is closed, which drops what is still kept.
+func (c *holdConn) Settle() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.err == nil && len(c.held) > 0 {
+		if !c.flushing {
+			return c.flushLocked()
+		}
+		c.drained.Wait()
+	}
+	return c.err
+}
+
 // FlushLater is Flush, except that while the reader is between reads it leaves what is kept to
 // the reader, which writes it when it next reads. The reader may be descheduled meanwhile: use it
 // for a write that may wait a little, such as a request sent while others are in flight, whose
@@ -111,7 +125,7 @@ func (c *holdConn) FlushLater() error {
 // Read writes what was left to it while it was between reads (FlushLater), then reads from the
 // connection; from when it returns bytes until the next Read, FlushLater leaves writes to it.
 // Only the connection's reader calls it (one goroutine at a time: the HTTP client's while it
-// reads the handshake's answer, then the WebSocket library's).
+// reads the handshake's answer, then wsConn's).
 func (c *holdConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
 	c.reading = false

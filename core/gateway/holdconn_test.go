@@ -424,3 +424,50 @@ func concurrentSends(t *testing.T, hc *http.Client, wantHeld bool) {
 		next[f.D[0]]++
 	}
 }
+
+// Settle returns only once what is kept has gone out: while another goroutine's system call is in
+// progress it waits for that goroutine's rounds, which take what was kept; with no goroutine
+// writing, it writes what was left to the reader itself. A close frame settled this way is not
+// dropped by the Close that follows it.
+func TestHoldConnSettle(t *testing.T) {
+	t.Run("busy", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newScriptedConn(true)
+			c := newHoldConn(s, 0)
+			first := busy(c, s, "1")
+			_, err := c.Write([]byte("close")) // left to the writing goroutine
+			require.NoError(t, err)
+			settled := make(chan error, 1)
+			go func() { settled <- c.Settle() }()
+			synctest.Wait()
+			select {
+			case <-settled:
+				t.Fatal("Settle returned with a frame still kept")
+			default:
+			}
+			s.release <- nil
+			<-s.entered // the round that takes the kept frame
+			s.release <- nil
+			require.NoError(t, <-first)
+			require.NoError(t, <-settled)
+			require.NoError(t, c.Close())
+			writes, _ := s.recorded()
+			assert.Equal(t, []string{"1", "close"}, writes)
+		})
+	})
+	t.Run("left to the reader", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := newScriptedConn(false)
+			c := newHoldConn(s, 0)
+			go func() { s.incoming <- "in" }()
+			_, err := c.Read(make([]byte, 8)) // between reads from here
+			require.NoError(t, err)
+			require.NoError(t, laterWrite(c, "later"))
+			writes, _ := s.recorded()
+			require.Empty(t, writes, "left to the reader")
+			require.NoError(t, c.Settle())
+			writes, _ = s.recorded()
+			assert.Equal(t, []string{"later"}, writes)
+		})
+	})
+}
