@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"sdkpp/core/callbacks"
 	"sdkpp/core/internal/sdkerr"
 	"sdkpp/core/messages"
 	"sdkpp/core/records"
@@ -32,7 +33,7 @@ func (c *Client) deliverCreated(m *messages.Message, author *users.User) bool {
 	if !c.msg.cache.Created(m) {
 		return false
 	}
-	c.handlers.messageCreated.Post(func(f ClientMessageCreatedCallback) { f(m.ID) })
+	callbacks.PostValue(&c.handlers.messageCreated, m.ID, func(f ClientMessageCreatedCallback, id uint64) { f(id) })
 	return true
 }
 

@@ -45,3 +45,13 @@ func (s *Slot[F]) Post(call func(F)) bool {
 	s.mu.Unlock()
 	return scope != nil && scope.Post(func() { call(fn) })
 }
+
+// PostValue is Post with the value v for call, which then needs capture nothing: a call that
+// captured v was an allocation per post of its own, beside the queued one (a lobby message's
+// MessageCreated, posted for each message a member receives).
+func PostValue[F, V any](s *Slot[F], v V, call func(F, V)) bool {
+	s.mu.Lock()
+	scope, fn := s.scope, s.fn
+	s.mu.Unlock()
+	return scope != nil && scope.Post(func() { call(fn, v) })
+}
