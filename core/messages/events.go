@@ -33,7 +33,7 @@ func Decode(event string, data json.RawMessage) (Event, error) {
 		if err := wire.DecodeLobbyMessage(data, &w); err != nil || w.ID == 0 || w.LobbyID == 0 {
 			return malformed()
 		}
-		ev.Message, ev.Author = FromLobby(&w), users.Of(&w.Author)
+		ev.Message, ev.Author = withAuthor(lobbyMessage(&w), &w.Author)
 	case gwire.EventMessageCreate, gwire.EventMessageUpdate:
 		var w wire.Message
 		if err := json.Unmarshal(data, &w); err != nil || w.ID == 0 || w.ChannelID == 0 {
@@ -50,6 +50,21 @@ func Decode(event string, data json.RawMessage) (Event, error) {
 		return Event{}, fmt.Errorf("%s is not a message event", event)
 	}
 	return ev, nil
+}
+
+// withAuthor returns m and its author u (nil when there is none, as users.Of) in one allocation:
+// a lobby member's client decodes every message of its lobbies, and the author was an allocation
+// per message of its own. The author stays in memory as long as the message does.
+func withAuthor(m Message, u *wire.User) (*Message, *users.User) {
+	p := &struct {
+		m Message
+		u users.User
+	}{m: m}
+	var ok bool
+	if p.u, ok = users.ValueOf(u); !ok {
+		return &p.m, nil
+	}
+	return &p.m, &p.u
 }
 
 // NoteDirect remembers the DM channel of a direct message's other party; self is the player. A

@@ -50,7 +50,13 @@ func timeOf(s *string) time.Time {
 
 // FromLobby converts a lobby message of the service.
 func FromLobby(w *wire.LobbyMessage) *Message {
-	return &Message{ID: uint64(w.ID), ChannelID: uint64(w.LobbyID), LobbyID: uint64(w.LobbyID), AuthorID: uint64(w.Author.ID),
+	m := lobbyMessage(w)
+	return &m
+}
+
+// lobbyMessage is FromLobby as a value.
+func lobbyMessage(w *wire.LobbyMessage) Message {
+	return Message{ID: uint64(w.ID), ChannelID: uint64(w.LobbyID), LobbyID: uint64(w.LobbyID), AuthorID: uint64(w.Author.ID),
 		AppID: uint64(w.ApplicationID), Content: w.Content, Sent: timeOf(&w.Timestamp), Edited: timeOf(w.EditedTimestamp),
 		Metadata: w.Metadata, Moderation: w.ModerationMetadata, AdditionalName: w.LobbyMember.AdditionalName}
 }

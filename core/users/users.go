@@ -23,10 +23,19 @@ type User struct {
 
 // Of converts a user object of the service (the SDK's one converter); nil for none.
 func Of(u *wire.User) *User {
-	if u == nil || u.ID == 0 {
+	v, ok := ValueOf(u)
+	if !ok {
 		return nil
 	}
-	return &User{ID: uint64(u.ID), Username: u.Username, GlobalName: u.GlobalName, Avatar: u.Avatar, IsProvisional: u.IsProvisional}
+	return &v
+}
+
+// ValueOf is Of as a value, for a caller that stores it with something else; false for none.
+func ValueOf(u *wire.User) (User, bool) {
+	if u == nil || u.ID == 0 {
+		return User{}, false
+	}
+	return User{ID: uint64(u.ID), Username: u.Username, GlobalName: u.GlobalName, Avatar: u.Avatar, IsProvisional: u.IsProvisional}, true
 }
 
 // DisplayName is the global name if set, else the username.
