@@ -461,15 +461,40 @@ static bool WriteRaw(std::string const& path, std::vector<int16_t> const& sample
 }
 
 // The speech part of PhaseVoice: each player's captured hook plays a recorded voice once, and
-// each player's received hook records every other player, time-aligned by its own 20 ms steps,
-// into buffers allocated before the call (the hooks only copy). The harness compares what each
-// player heard with what the other sent (log-spectral distance, the engine issue's metric).
+// each player's received hook records every other player frame after frame, as its speaker plays
+// them, into buffers allocated before the call (the hooks only copy). The harness compares what
+// each player heard with what the other sent (log-spectral distance, the engine issue's metric).
+//
+// A heard frame goes right after the one heard before from that sender (Place). The listener's
+// capture steps alone are no clock for it: the engine processes the microphone's periods as the
+// sound server delivers them, several at once when it runs late, and the speaker's just before
+// the speaker takes each, so the steps counted at a playback frame run a frame ahead or behind
+// from one frame to the next. Placed by them, a heard voice had frames written twice and frames
+// left silent, scored as distortion (up to 10 dB above the bound, in 10 of 12 runs at a load of
+// 10). The steps do keep the device's time over a long stall: once they have run more than
+// kResync frames (200 ms) ahead of a sender's next frame (the listener played nothing of it for
+// that long: its jitter buffer gone idle, or the engine stalled), that frame goes where the steps
+// are and the gap stays silent. Less is no stall: PulseAudio takes playback in bursts of up to 6
+// frames on a busy machine, and the steps run that far ahead of the frames played before one.
 struct SpeechTake {
+    static constexpr int kResync = 10;
     std::atomic<bool> talk{false};
-    std::atomic<int> step[3] = {{0}, {0}, {0}}; // each player's steps since talk began
+    std::atomic<int> step[3] = {{0}, {0}, {0}}; // each player's captured frames since talk began
+    std::atomic<int> next[3][3] = {};            // [listener][sender]: where the next heard frame goes
     std::vector<int16_t> sent[3];
     std::vector<int16_t> got[3][3]; // got[listener][sender]
-    int frames = 0;                 // steps to record: the longest voice and 1.5 s of tail
+    int frames = 0;                 // frames to record: the longest voice and 1.5 s of tail
+
+    // Place returns the frame at which listener records its next frame from sender: after the
+    // last one, or where the listener's capture steps are once they have run more than kResync ahead.
+    int Place(int listener, int sender)
+    {
+        int at = next[listener][sender];
+        int now = step[listener] - 1; // the captured hook of this step ran first
+        if (now - at > kResync) at = now;
+        next[listener][sender] = at + 1;
+        return at;
+    }
 };
 static SpeechTake speech;
 
@@ -520,10 +545,9 @@ static void PhaseVoice()
                 }
                 if (from < 0) return;
                 if (speech.talk) {
-                    // The captured hook of this step ran first: this is step[i] - 1.
-                    size_t at = size_t(speech.step[i] - 1) * 960;
+                    size_t at = size_t(speech.Place(i, from)) * 960;
                     std::vector<int16_t>& got = speech.got[i][from];
-                    if (speech.step[i] > 0 && at + n <= got.size()) std::memcpy(&got[at], data, n * sizeof(int16_t));
+                    if (at + n <= got.size()) std::memcpy(&got[at], data, n * sizeof(int16_t));
                     return;
                 }
                 int loud = 0;
@@ -589,7 +613,17 @@ static void PhaseVoice()
         c.SetPTTActive(true);
     }
     speech.talk = true;
-    bool recorded = Pump([&] { return speech.step[0] >= speech.frames && speech.step[1] >= speech.frames && speech.step[2] >= speech.frames; }, 60);
+    bool recorded = Pump(
+        [&] {
+            for (int l = 0; l < 3; ++l) {
+                if (speech.step[l] < speech.frames) return false;
+                for (int s = 0; s < 3; ++s) {
+                    if (l != s && speech.next[l][s] < speech.frames) return false;
+                }
+            }
+            return true;
+        },
+        60);
     speech.talk = false;
     Check(recorded, "each player played its voice and recorded the two others");
     for (auto& c : calls) {

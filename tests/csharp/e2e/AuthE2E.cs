@@ -744,13 +744,17 @@ static class AuthE2E
     }
 
     // The speech part of PhaseVoice: each player's captured hook plays a recorded voice once, and
-    // each player's received hook records every other player, time-aligned by its own 20 ms steps,
-    // into arrays allocated before (the hooks only copy). The harness compares what each player
-    // heard with what the other sent (log-spectral distance, the engine issue's metric).
+    // each player's received hook records every other player frame after frame, as its speaker
+    // plays them, into arrays allocated before (the hooks only copy). The harness compares what
+    // each player heard with what the other sent (log-spectral distance, the engine issue's
+    // metric). Where a heard frame goes, and why not by the listener's capture steps alone: the
+    // C++ program's SpeechTake.
     sealed class SpeechTake
     {
+        const int Resync = 10; // frames the capture steps may run ahead of a sender's next frame
         volatile bool talk;
         readonly int[] step = new int[3]; // each player's steps since talk began; its audio thread's
+        readonly int[,] next = new int[3, 3]; // [listener, sender]: where the next heard frame goes
         internal readonly short[][] Sent = new short[3][];
         readonly short[,][] got = new short[3, 3][]; // [listener, sender]
         int frames;
@@ -770,6 +774,10 @@ static class AuthE2E
             for (int i = 0; i < 3; i++)
             {
                 if (Volatile.Read(ref step[i]) < frames) return false;
+                for (int s = 0; s < 3; s++)
+                {
+                    if (s != i && Volatile.Read(ref next[i, s]) < frames) return false;
+                }
             }
             return true;
         }
@@ -785,12 +793,17 @@ static class AuthE2E
             for (int j = k; j < n; j++) Marshal.WriteInt16(data, 2 * j, 0);
         }
 
-        // Record keeps what player me heard of sender in this step (Play of this step ran first).
+        // Record keeps the frame player me heard of sender: right after the one heard before, or
+        // where me's steps are (Play of this step ran first) once they have run more than Resync
+        // frames ahead.
         internal void Record(int me, int sender, IntPtr data, int n)
         {
-            int at = (step[me] - 1) * 960;
+            int frame = next[me, sender], now = step[me] - 1;
+            if (now - frame > Resync) frame = now;
+            Volatile.Write(ref next[me, sender], frame + 1);
+            int at = frame * 960;
             short[] dst = got[me, sender];
-            if (at >= 0 && at + n <= dst.Length) Marshal.Copy(data, dst, at, n);
+            if (at + n <= dst.Length) Marshal.Copy(data, dst, at, n);
         }
 
         internal bool Write(string dir)
