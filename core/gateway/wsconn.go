@@ -14,11 +14,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/gobwas/ws"
+	"golang.org/x/net/http/httpguts"
 )
 
 // wsConn is the client's side of a WebSocket connection (RFC 6455): the opening handshake is an
@@ -163,10 +163,10 @@ func checkUpgrade(resp *http.Response, key string) error {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		return fmt.Errorf("expected HTTP status 101, got %d", resp.StatusCode)
 	}
-	if !headerHasToken(resp.Header, "Connection", "upgrade") {
+	if !httpguts.HeaderValuesContainsToken(resp.Header.Values("Connection"), "upgrade") {
 		return fmt.Errorf("the Connection header %q does not upgrade", resp.Header.Get("Connection"))
 	}
-	if !headerHasToken(resp.Header, "Upgrade", "websocket") {
+	if !httpguts.HeaderValuesContainsToken(resp.Header.Values("Upgrade"), "websocket") {
 		return fmt.Errorf("the Upgrade header %q is not websocket", resp.Header.Get("Upgrade"))
 	}
 	sum := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
@@ -180,18 +180,6 @@ func checkUpgrade(resp *http.Response, key string) error {
 		return fmt.Errorf("unexpected subprotocol %q", p)
 	}
 	return nil
-}
-
-// headerHasToken reports whether h's key lists token (case-insensitive).
-func headerHasToken(h http.Header, key, token string) bool {
-	for _, v := range h.Values(key) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // ReadMessage reads the next data message (text or binary, whole: one frame or a fragmented

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gobwas/ws"
+	"golang.org/x/net/http/httpguts"
 )
 
 // ErrUpgradeRequired is Upgrade's error for a request that does not ask for a WebSocket
@@ -23,7 +23,7 @@ var ErrUpgradeRequired = errors.New("wsframe: not a WebSocket upgrade request")
 // subprotocol is negotiated. After an error other than ErrUpgradeRequired the request has been
 // answered, or its connection closed.
 func Upgrade(w http.ResponseWriter, r *http.Request, timeout time.Duration) (*Conn, *Reader, error) {
-	if !hasToken(r.Header, "Connection", "upgrade") || !hasToken(r.Header, "Upgrade", "websocket") {
+	if !httpguts.HeaderValuesContainsToken(r.Header.Values("Connection"), "upgrade") || !httpguts.HeaderValuesContainsToken(r.Header.Values("Upgrade"), "websocket") {
 		return nil, nil, ErrUpgradeRequired
 	}
 	up := ws.HTTPUpgrader{Timeout: timeout}
@@ -55,15 +55,3 @@ func Upgrade(w http.ResponseWriter, r *http.Request, timeout time.Duration) (*Co
 // readBuffer is the size of a connection's read buffer: a client's messages are small (a
 // request's body at most gwire.MaxRequestBytes, read past the buffer when larger).
 const readBuffer = 4096
-
-// hasToken tells whether the comma-separated header field name of h lists token (ignoring case).
-func hasToken(h http.Header, name, token string) bool {
-	for _, v := range h.Values(name) {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), token) {
-				return true
-			}
-		}
-	}
-	return false
-}
