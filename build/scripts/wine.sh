@@ -7,7 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export WINEPREFIX=${SDKPP_WINEPREFIX:-$root/build/wine/prefix}
-export WINEDEBUG=-all
+# Quiet, but for a program or library that cannot be loaded: a phase that exits at once with no
+# output of its own then says why on stderr (the e2e harness prints a failed program's stderr).
+export WINEDEBUG=-all,err+module
 # No Mono or Gecko: nothing here needs them, and wineboot would offer to download them.
 export WINEDLLOVERRIDES="mscoree,mshtml="
 wine=$(command -v wine64 || dpkg -L wine64 2>/dev/null | grep '/wine64$' | head -n1 || true)
