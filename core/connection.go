@@ -59,11 +59,11 @@ func (c *Client) Connect() {
 			return c.api.Do(ctx, rest.Request{Path: path}, out)
 		}
 		gw, err := gateway.Discover(ctx, get, gateway.Config{
-			Token:    c.auth.tokens.Get,
-			OnStatus: c.onGatewayStatus,
+			Token: c.auth.tokens.Get, OnStatus: c.onGatewayStatus,
 			// Yield: a thread the dispatch's callbacks woke in WaitCallbacks runs before the reader reads on.
-			OnDispatch: func(event string, data json.RawMessage) { c.onDispatch(event, data); queue.Yield() },
-			Logf:       func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
+			OnDispatch:  func(event string, data json.RawMessage) { c.onDispatch(event, data); queue.Yield() },
+			DataChecked: messages.Checks, // once: messages.Decode checks a message's data, the gateway leaves it
+			Logf:        func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
 		})
 		if err != nil {
 			c.logf(LoggingSeverityError, "Connect: %v", err)

@@ -10,11 +10,12 @@ import (
 	"unicode/utf8"
 
 	"sdkpp/internal/jsonscan"
+	gwire "sdkpp/wire/gateway"
 )
 
 // decodePayload decodes one gateway payload into a new Payload.
 func decodePayload(b []byte) (*Payload, error) {
-	return new(received).decode(b)
+	return new(received).decode(b, nil)
 }
 
 // received is a decoded payload with the storage of its sequence number. A client decodes every
@@ -33,8 +34,21 @@ type received struct {
 // wsConn.ReadMessage returns it). Anything it does not recognise exactly (another key, a key
 // spelt differently, an escaped event name, a number that is not a plain integer, invalid JSON)
 // goes to encoding/json, so the result and the errors are always encoding/json's.
-func (r *received) decode(b []byte) (*Payload, error) {
+//
+// With checked (Config.DataChecked), a dispatch's d that its OnDispatch checks is not scanned at
+// all: split reads the envelope around it, and OnDispatch's decoder, which rejects what is not
+// valid JSON, is its one check (encoding/json, or a jsonscan decoder, scanned d a second time).
+func (r *received) decode(b []byte, checked func(event string) bool) (*Payload, error) {
 	r.p = Payload{}
+	if checked != nil && r.split(b) {
+		if r.p.Op == gwire.OpDispatch && r.p.T != gwire.EventReady && r.p.T != gwire.EventResumed && checked(r.p.T) {
+			return &r.p, nil
+		}
+		if jsonscan.Valid(r.p.D) { // then b is valid, and split read it as encoding/json does
+			return &r.p, nil
+		}
+		r.p = Payload{}
+	}
 	if r.fast(b) {
 		return &r.p, nil
 	}
@@ -84,6 +98,86 @@ func (r *received) fast(b []byte) bool {
 		}
 		return true
 	})
+}
+
+// split reads a payload in exactly the form the service writes a dispatch in,
+// {"op":N,"d":D,"s":N,"t":"NAME"} without white space, from both ends, leaving D unscanned: the
+// head from the front, the tail from the back. It reports false for any other form, leaving r
+// partly written. When D is one valid JSON value, b is valid JSON with exactly these four members
+// and the result is encoding/json's (every quote split reads is preceded by a byte that is not a
+// backslash, so it delimits a string, and the bytes around it fix which). When D is not, b may
+// still be valid JSON (D holding more members, a duplicate "d" the last one) that encoding/json
+// reads otherwise: so D must be checked before it is used, as decode does.
+func (r *received) split(b []byte) bool {
+	const head, dKey, sKey = `{"op":`, `,"d":`, `,"s":`
+	if len(b) < len(head) || string(b[:len(head)]) != head {
+		return false
+	}
+	op, i, ok := leadingInt(b, len(head))
+	if !ok || len(b)-i < len(dKey) || string(b[i:i+len(dKey)]) != dKey {
+		return false
+	}
+	start := i + len(dKey)
+	// The tail, backwards: "}, the event name, ,"t":", s's digits, ,"s":.
+	end := len(b) - 2
+	if end <= start || b[end] != '"' || b[end+1] != '}' {
+		return false
+	}
+	open := bytes.LastIndexByte(b[start:end], '"')
+	if open < 0 {
+		return false
+	}
+	open += start
+	name := b[open+1 : end]
+	const tMark = `,"t":`
+	j := open - len(tMark)
+	if j <= start || string(b[j:open]) != tMark || !plainName(name) {
+		return false
+	}
+	k := j
+	for k > start && b[k-1] >= '0' && b[k-1] <= '9' {
+		k--
+	}
+	seq, _, ok := leadingInt(b[:j], k)
+	if !ok || k-len(sKey) <= start || string(b[k-len(sKey):k]) != sKey {
+		return false
+	}
+	d := b[start : k-len(sKey)]
+	if d[0] <= ' ' || d[len(d)-1] <= ' ' { // white space around d, which encoding/json leaves out
+		return false
+	}
+	r.p.Op, r.seq = int(op), seq
+	r.p.S, r.p.D, r.p.T = &r.seq, json.RawMessage(d), eventName(name)
+	return true
+}
+
+// leadingInt reads the JSON integer of plain digits (no sign, no leading zero) at b[i:] up to the
+// first other byte or b's end, returning it and where it ends; false when there is none or it
+// overflows an int64.
+func leadingInt(b []byte, i int) (int64, int, bool) {
+	j := i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	if j == i || (b[i] == '0' && j > i+1) || j-i > 18 { // 18 digits never overflow
+		return 0, 0, false
+	}
+	var n int64
+	for _, c := range b[i:j] {
+		n = n*10 + int64(c-'0')
+	}
+	return n, j, true
+}
+
+// plainName reports whether name is the text of a JSON string as it is, with nothing to decode:
+// no quote, backslash or control character, valid UTF-8.
+func plainName(name []byte) bool {
+	for _, c := range name {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(name)
 }
 
 // eventNames interns event names: a service sends a few dozen kinds, and a string for each

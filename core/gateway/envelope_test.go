@@ -1,10 +1,13 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
 	"math/rand"
 	"testing"
+
+	gwire "sdkpp/wire/gateway"
+
+	"sdkpp/internal/jsondamage"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +25,12 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{}`,
 		`{"op":0,"d":{"a":{"b":[[[]]]}},"t":"X","s":7,"d":"last d wins"}`,
 		`{"op":-0,"d":0}`,
+		// The service's form, which split reads from both ends, with d's strings ending like its tail.
+		`{"op":0,"d":{"x":",\"s\":1,\"t\":\"Y\"}"},"s":2,"t":"Z"}`,
+		`{"op":0,"d":"a\\","s":1,"t":"X"}`,
+		`{"op":0,"d":[",\"s\":1,\"t\":\""],"s":0,"t":""}`,
+		`{"op":0,"d":{"t":"Y","s":3},"s":123456789012345678,"t":"É"}`,
+		`{"op":0,"d":1,"s":1,"t":"X","d":2,"s":3,"t":"Y"}`,
 	}
 	// One received decodes every input in turn too, as a client's does: nothing of a payload may
 	// stay in the next (a sequence number, an event name, d).
@@ -37,6 +46,11 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{"t":"A\u0042"}`, `{"t":5}`, `{"t":"bad \x01"}`, `{"t":"\xff"}`, `{"d":tru}`, `{"d":[1,]}`,
 		`{"d":{"a" 1}}`, `{"d":"\q"}`, `{"d":"\u12"}`, `{"d":01}`, `{"d":1.}`, `{"d":-}`, `{"d":1e}`,
 		`{"op":99999999999999999999}`, `{"d":{"a":1,}}`, `{"d":{1:2}}`, "{\"d\":\"a\nb\"}",
+		`{"op":0,"d":,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":1,"t":"X",}`, `{"op":0,"d":{,"s":1,"t":"X"}`,
+		`{"op":0,"d":"x,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":01,"t":"X"}`, `{"op":0,"d":1,"s":-1,"t":"X"}`,
+		`{"op":00,"d":1,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":1,"t":"\xff"}`, "{\"op\":0,\"d\":1,\"s\":1,\"t\":\"\x01\"}",
+		`{"op":0,"d":1,"s":99999999999999999999,"t":"X"}`, `{"op":0,"d":1,"s":1,"t":"X"`, `{"op":0,"d":1,"t":"X"}`,
+		`{"op":0,"d":1,"d":,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":,"t":"X"}`,
 	}
 	for _, in := range slow {
 		agree(t, reused, []byte(in))
@@ -44,19 +58,8 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 	// Random damage to a real frame: whatever comes out must still agree.
 	r := rand.New(rand.NewSource(1))
 	base := []byte(fast[0])
-	const damage = `{}[]":,\ 0123456789.eE-+tfnulx`
 	for n := 0; n < 20000; n++ {
-		b := bytes.Clone(base)
-		for k := r.Intn(3) + 1; k > 0; k-- {
-			switch i := r.Intn(len(b)); r.Intn(3) {
-			case 0:
-				b[i] = damage[r.Intn(len(damage))]
-			case 1:
-				b = append(b[:i], b[i+1:]...)
-			default:
-				b = append(b[:i], append([]byte{damage[r.Intn(len(damage))]}, b[i:]...)...)
-			}
-		}
+		b := jsondamage.Damage(r, base)
 		agree(t, reused, b)
 	}
 }
@@ -66,7 +69,8 @@ func agree(t *testing.T, reused *received, in []byte) {
 	var want Payload
 	werr := json.Unmarshal(in, &want)
 	fresh, gerr := decodePayload(in)
-	got, rerr := reused.decode(in)
+	got, rerr := reused.decode(in, nil)
+	agreeUnchecked(t, in, werr, &want)
 	require.Equal(t, (gerr != nil), (werr != nil), "%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
 	require.Equal(t, (rerr != nil), (werr != nil), "%q: encoding/json error %v, a reused decode's error %v", in, werr, rerr)
 	if werr != nil {
@@ -78,6 +82,39 @@ func agree(t *testing.T, reused *received, in []byte) {
 		require.Equal(t, string(want.D), string(got.D), "%q: d", in)
 		require.Equal(t, want.S, got.S, "%q: s", in)
 	}
+}
+
+// agreeUnchecked holds decode with Config.DataChecked to encoding/json's result want (werr its
+// error) for in: with every event's data checked by the client, it agrees exactly; with none, a
+// payload it reads otherwise (or reads where encoding/json fails) is a dispatch whose d is not
+// valid JSON, which OnDispatch's decoder rejects.
+func agreeUnchecked(t *testing.T, in []byte, werr error, want *Payload) {
+	t.Helper()
+	got, err := new(received).decode(in, func(string) bool { return false })
+	require.Equal(t, werr != nil, err != nil, "%q, all checked: encoding/json error %v, decode error %v", in, werr, err)
+	if werr == nil {
+		samePayload(t, in, want, got)
+	}
+	got, err = new(received).decode(in, func(string) bool { return true })
+	if err != nil {
+		require.Error(t, werr, "%q, none checked: an error where encoding/json has none", in)
+		return
+	}
+	if werr == nil && want.Op == got.Op && want.T == got.T && string(want.D) == string(got.D) &&
+		assert.ObjectsAreEqual(want.S, got.S) {
+		return
+	}
+	require.False(t, json.Valid(got.D), "%q, none checked: a valid d where encoding/json reads %v", in, werr)
+	require.Equal(t, gwire.OpDispatch, got.Op, "%q: an unchecked d outside a dispatch", in)
+	require.NotContains(t, []string{gwire.EventReady, gwire.EventResumed}, got.T, "%q: READY or RESUMED unchecked", in)
+}
+
+func samePayload(t *testing.T, in []byte, want, got *Payload) {
+	t.Helper()
+	require.Equal(t, want.Op, got.Op, "%q: op", in)
+	require.Equal(t, want.T, got.T, "%q: t", in)
+	require.Equal(t, string(want.D), string(got.D), "%q: d", in)
+	require.Equal(t, want.S, got.S, "%q: s", in)
 }
 
 func BenchmarkDecodePayload(b *testing.B) {
@@ -97,4 +134,15 @@ func BenchmarkDecodePayload(b *testing.B) {
 			}
 		}
 	})
+}
+
+// FuzzDecodePayload holds decode, with and without Config.DataChecked, to encoding/json on any
+// input (agree, agreeUnchecked).
+func FuzzDecodePayload(f *testing.F) {
+	f.Add([]byte(`{"op":0,"d":{"id":"1","content":"hi"},"s":42,"t":"LOBBY_MESSAGE_CREATE"}`))
+	f.Add([]byte(`{"op":0,"d":{"x":",\"s\":1,\"t\":\"Y\"}"},"s":2,"t":"Z"}`))
+	f.Add([]byte(`{"op":0,"d":1,"s":1,"t":"X","d":2,"s":3,"t":"Y"}`))
+	f.Add([]byte(`{"op":10,"d":{"heartbeat_interval":41250},"s":null,"t":null}`))
+	reused := new(received)
+	f.Fuzz(func(t *testing.T, in []byte) { agree(t, reused, in) })
 }

@@ -86,6 +86,11 @@ type Config struct {
 	// data is the client's read buffer: it is valid only until OnDispatch returns (decode it,
 	// or copy it to keep it).
 	OnDispatch func(event string, data json.RawMessage)
+	// DataChecked, when set, reports whether OnDispatch checks the data of event itself, decoding
+	// it with a decoder that fails on what is not valid JSON: such data is then not checked before
+	// (once is enough), and data that is not valid JSON reaches OnDispatch rather than ending the
+	// session. READY's and RESUMED's data are always checked.
+	DataChecked func(event string) bool
 
 	HelloTimeout time.Duration // from connect to Hello; 0 is 10 s
 	WriteTimeout time.Duration // one write's limit, after which the connection is closed; 0 is 10 s
@@ -587,7 +592,7 @@ func (c *Client) read(conn *wsConn, timeout time.Duration) (*Payload, error) {
 	if cap(b) <= maxScratch {
 		c.scratch = b // reused for the next message: OnDispatch's data is valid during the call
 	}
-	return c.recv.decode(b)
+	return c.recv.decode(b, c.cfg.DataChecked)
 }
 
 // maxScratch is the largest read buffer a client keeps between messages.

@@ -269,3 +269,41 @@ func readyServer(then func(ctx context.Context, ws *websocket.Conn)) *httptest.S
 		then(ctx, ws)
 	}))
 }
+
+// With DataChecked, a dispatch whose data OnDispatch checks reaches it as it came, even when it
+// is not valid JSON (OnDispatch's decoder rejects it), and the session goes on; the data of any
+// other dispatch is checked by the client, and data that is not valid JSON ends the session.
+func TestDataCheckedLeavesDataToOnDispatch(t *testing.T) {
+	frames := []string{
+		`{"op":0,"d":{"id":"1"},"s":2,"t":"CHECKED"}`,
+		`{"op":0,"d":{"id":"1",tru},"s":3,"t":"CHECKED"}`, // reaches OnDispatch unchecked
+		`{"op":0,"d":{"ok":true},"s":4,"t":"OTHER"}`,
+		`{"op":0,"d":{"id":"1",tru},"s":5,"t":"OTHER"}`, // ends the session
+	}
+	srv := readyServer(func(ctx context.Context, ws *websocket.Conn) {
+		for _, f := range frames {
+			if ws.Write(ctx, websocket.MessageText, []byte(f)) != nil {
+				return
+			}
+		}
+		<-ctx.Done()
+	})
+	defer srv.Close()
+	rec := &recorder{}
+	c, err := New(Config{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Token: func() string { return "t" },
+		OnStatus: rec.status, OnDispatch: rec.dispatch, DataChecked: func(e string) bool { return e == "CHECKED" },
+		Backoff: Backoff{Initial: time.Hour, Max: time.Hour}})
+	require.NoError(t, err)
+	defer c.Close()
+	c.Start()
+	testwait.Until(t, "the session ended by the bad OTHER", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.lastErr != nil
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Equal(t, []string{"READY", "CHECKED", "CHECKED", "OTHER"}, rec.events)
+	assert.Equal(t, `{"id":"1",tru}`, string(rec.payloads[2]))
+	assert.ErrorContains(t, rec.lastErr, "malformed payload")
+}

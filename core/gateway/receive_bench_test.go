@@ -34,6 +34,16 @@ func BenchmarkReceive(b *testing.B) {
 			}
 		}
 	})
+	// As core's client reads it: the message's data left to messages.Decode (Config.DataChecked).
+	var r received
+	b.Run("envelope-checked-by-decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := r.decode(frame, messages.Checks); err != nil {
+				require.NoError(b, err)
+			}
+		}
+	})
 	p, _ := decodePayload(frame)
 	b.Run("message", func(b *testing.B) {
 		b.ReportAllocs()
@@ -47,6 +57,18 @@ func BenchmarkReceive(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			p, err := decodePayload(frame)
+			if err == nil {
+				_, err = messages.Decode(p.T, p.D)
+			}
+			if err != nil {
+				require.NoError(b, err)
+			}
+		}
+	})
+	b.Run("both-checked-by-decoder", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			p, err := r.decode(frame, messages.Checks)
 			if err == nil {
 				_, err = messages.Decode(p.T, p.D)
 			}

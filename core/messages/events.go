@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"sdkpp/core/users"
 	"sdkpp/wire"
@@ -21,6 +22,10 @@ type Event struct {
 	Author           *users.User
 	ID, ChannelID    uint64
 }
+
+// Checks reports whether Decode checks the data of event, one of Events, as it does for each:
+// it fails on what is not valid JSON (gateway.Config's DataChecked).
+func Checks(event string) bool { return slices.Contains(Events, event) }
 
 // Decode decodes a message dispatch (Events): LOBBY_MESSAGE_CREATE and _UPDATE, and
 // MESSAGE_CREATE, _UPDATE and _DELETE. It fails for malformed data.

@@ -2,7 +2,10 @@ package messages
 
 import (
 	"encoding/json"
+	"math/rand"
 	"testing"
+
+	"sdkpp/internal/jsondamage"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,6 +46,39 @@ func TestDecode(t *testing.T) {
 				assert.NotNil(t, ev.Author)
 			}
 		})
+	}
+}
+
+// Checks holds for exactly Events, and Decode fails for each of them on data that is not valid
+// JSON: the gateway client leaves that data to Decode (gateway.Config's DataChecked), so Decode is
+// its one check. A real dispatch's data, randomly damaged, is decoded only when it is still valid.
+func TestDecodeChecksWhatChecksSays(t *testing.T) {
+	for _, e := range Events {
+		assert.True(t, Checks(e), e)
+	}
+	for _, e := range []string{"READY", "RESUMED", "LOBBY_CREATE", "SDKPP_REQUEST_RESULT", ""} {
+		assert.False(t, Checks(e), e)
+	}
+	data := map[string]string{
+		"LOBBY_MESSAGE_CREATE": `{"id":"5","type":0,"content":"hi \"there\" \u00e9","lobby_id":"7","channel_id":"7",` +
+			`"author":{"id":"3","username":"p","discriminator":"0","global_name":null,"avatar":null,"is_provisional":false},` +
+			`"lobby_member":{"additional_name":"x"},"metadata":{"k":"v"},"flags":0,"application_id":"1",` +
+			`"timestamp":"2026-11-29T19:45:35.123456+00:00","edited_timestamp":null}`,
+		"MESSAGE_CREATE": `{"id":"6","channel_id":"9","content":"hi","author":{"id":"3"},"flags":0}`,
+		"MESSAGE_DELETE": `{"id":"6","channel_id":"9"}`,
+	}
+	data["LOBBY_MESSAGE_UPDATE"], data["MESSAGE_UPDATE"] = data["LOBBY_MESSAGE_CREATE"], data["MESSAGE_CREATE"]
+	r := rand.New(rand.NewSource(1))
+	for _, e := range Events {
+		base := []byte(data[e])
+		_, err := Decode(e, base)
+		require.NoError(t, err, e)
+		for n := 0; n < 5000; n++ {
+			b := jsondamage.Damage(r, base)
+			if _, err := Decode(e, b); !json.Valid(b) {
+				require.Error(t, err, "%s: %q is not valid JSON", e, b)
+			}
+		}
 	}
 }
 
