@@ -19,6 +19,7 @@ import (
 	"sdkpp/core/lobbies"
 	"sdkpp/core/messages"
 	"sdkpp/core/tunnel"
+	"sdkpp/internal/jsonscan"
 	"sdkpp/server"
 	"sdkpp/wire"
 	gwire "sdkpp/wire/gateway"
@@ -159,10 +160,15 @@ func listenWith(addr string, p player, onDispatch func(event string, data json.R
 				once.Do(func() { close(ready) })
 			}
 		},
-		OnDispatch: onDispatch,
-		// As core's: a message's data is left to messages.Decode, its one check, which the bench
-		// does not run (a Redis subscriber's payload is left as bytes): so nothing here checks a
-		// message's data, where the client did before; the rest is checked by the client.
+		// As core's: the client leaves a message's data to messages.Decode, its one check. The
+		// bench does not decode it (a Redis subscriber's payload is left as bytes) but checks it
+		// as that decode does, so that its clients do the work of the SDK's check.
+		OnDispatch: func(event string, data json.RawMessage) {
+			if messages.Checks(event) && !jsonscan.Valid(data) {
+				return
+			}
+			onDispatch(event, data)
+		},
 		DataChecked: messages.Checks,
 	})
 	if err != nil {
