@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -431,4 +433,50 @@ func TestClusterDMAndRelationshipStatementsPlanOnce(t *testing.T) {
 	require.NoError(t, rows.Err())
 	h.Unlock(nil)
 	assert.GreaterOrEqual(t, n, 8, "the statements were prepared on the hold's session")
+}
+
+// The lock's read of the outbox runs as an index scan even where PostgreSQL would choose a
+// bitmap scan (a key whose deleted rows' index entries nobody has marked yet): a bitmap scan
+// does not mark them, so its cost grew with every group a lobby ever had.
+func TestClusterOrderLockOutboxReadIsAnIndexScan(t *testing.T) {
+	ctx := context.Background()
+	a, _ := twoNodes(t)
+	h, err := a.OrderLock(ctx, "lobby:1", nil)
+	require.NoError(t, err)
+	defer h.Unlock(nil)
+	p := h.Store.(*DB).hold
+	require.NoError(t, p.pipeline(ctx, false, func(b *pgx.Batch) {
+		b.Queue(`ANALYZE outbox`)
+		b.Queue(`INSERT INTO outbox (key, data, created_at) SELECT 'lobby:1', '\x00', g FROM generate_series(1, 1500) g`)
+		b.Queue(`DELETE FROM outbox WHERE key = 'lobby:1'`)
+		b.Queue(`INSERT INTO outbox (key, data, created_at) SELECT 'lobby:' || g, '\x00', 1 FROM generate_series(2, 5) g`)
+	}))
+	plan := func(off bool) string {
+		var lines []string
+		read := func(b *pgx.Batch, key string) {
+			b.Queue("EXPLAIN "+pgLockOutbox, key).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var line string
+					if err := rows.Scan(&line); err != nil {
+						return err
+					}
+					lines = append(lines, line)
+				}
+				return rows.Err()
+			})
+		}
+		require.NoError(t, p.pipeline(ctx, false, func(b *pgx.Batch) {
+			if off {
+				queueOutboxes(b, []string{"lobby:1"}, read)
+			} else {
+				read(b, "lobby:1")
+			}
+		}))
+		return strings.Join(lines, "\n")
+	}
+	require.Contains(t, plan(false), "Bitmap", "PostgreSQL left to choose no longer picks a bitmap scan here: the test shows nothing")
+	got := plan(true)
+	assert.Contains(t, got, "Index Scan")
+	assert.NotContains(t, got, "Bitmap")
+	assert.Contains(t, plan(false), "Bitmap", "the session's bitmap scans are not back on after the read")
 }
