@@ -241,14 +241,23 @@ func printLatencyTimeline(path string, sender, receiver int, rounds []latencyRou
 	if joined == 0 {
 		return fmt.Errorf("latency timeline: no round found in the traces")
 	}
-	fmt.Printf("        where a round's time went (%d of %d rounds traced), p50 / p90:\n         ", joined, len(rounds))
+	fmt.Printf("        where a round's time went (%d of %d rounds traced), p50 / p90:\n", joined, len(rounds))
+	printSteps("          ", ds, stepNames)
+	return nil
+}
+
+// printSteps prints each step's p50 / p90 of ds, on two lines after indent, with names; a step
+// without durations is left out.
+func printSteps(indent string, ds [latencySteps][]time.Duration, names [latencySteps]string) {
+	fmt.Print(indent)
 	for k := range ds {
-		slices.Sort(ds[k])
-		fmt.Printf(" %s %v / %v;", stepNames[k], ds[k][len(ds[k])/2].Round(time.Microsecond), ds[k][len(ds[k])*9/10].Round(time.Microsecond))
+		if len(ds[k]) > 0 {
+			slices.Sort(ds[k])
+			fmt.Printf("%s %v / %v; ", names[k], ds[k][len(ds[k])/2].Round(time.Microsecond), ds[k][len(ds[k])*9/10].Round(time.Microsecond))
+		}
 		if k == stepToPublish {
-			fmt.Printf("\n         ")
+			fmt.Printf("\n%s", indent)
 		}
 	}
 	fmt.Println()
-	return nil
 }
