@@ -102,6 +102,9 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 	return nil
 }
 
+// turnRounds is how many latency rounds each side of a case of (d) takes in a turn.
+const turnRounds = 10
+
 // clusterCPU is the CPU time used per message of a case's fan-out: by each node, by PostgreSQL
 // and NATS (0 without them) and by this program (its clients).
 type clusterCPU struct {
@@ -191,7 +194,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		return 0, 0, 0, 0, cpu, err
 	}
 	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
-	var others []round
+	var others []sideRound
 	stopSides := func() {}
 	if sides != nil {
 		if others, stopSides, err = sides.start(natsAddr, size); err != nil {
@@ -203,27 +206,49 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	}
 	var ds []time.Duration
 	cpu.sender, cpu.receiver = send.cmd.Process.Pid, children[len(children)-len(recv)].cmd.Process.Pid
-	for i := 0; i < rounds+warmup; i++ {
-		sent := time.Now()
-		d, err := r(i)
-		if err != nil {
-			to.c.Close()
-			return 0, 0, 0, 0, cpu, err
+	// The sides take turns with sdkpp in blocks of turnRounds rounds: a node keeps a lobby's
+	// order lock a moment after a message (lobbies.Service.LockLinger, 2 ms), and the other
+	// sides' rounds between each two of sdkpp's would space them past it, so that each would
+	// take the lock again, which messages sent one after the other do not. A side that is to
+	// meet the processes as idle as sdkpp's rounds leave them (the hop) runs after each of
+	// sdkpp's rounds instead.
+	side := func(k, i int) error {
+		d, err := others[k].r(i)
+		if err == nil && i >= warmup {
+			sides.ds[k] = append(sides.ds[k], d)
 		}
-		if i >= warmup {
-			ds = append(ds, d)
-			if trace != "" {
-				cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
-			}
-		}
-		for k, o := range others {
-			d, err := o(i)
+		return err
+	}
+	for first := 0; first < rounds+warmup; first += turnRounds {
+		last := min(first+turnRounds, rounds+warmup)
+		for i := first; i < last; i++ {
+			sent := time.Now()
+			d, err := r(i)
 			if err != nil {
 				to.c.Close()
 				return 0, 0, 0, 0, cpu, err
 			}
 			if i >= warmup {
-				sides.ds[k] = append(sides.ds[k], d)
+				ds = append(ds, d)
+				if trace != "" {
+					cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
+				}
+			}
+			for k, o := range others {
+				if o.each {
+					if err := side(k, i); err != nil {
+						to.c.Close()
+						return 0, 0, 0, 0, cpu, err
+					}
+				}
+			}
+		}
+		for k, o := range others {
+			for i := first; i < last && !o.each; i++ {
+				if err := side(k, i); err != nil {
+					to.c.Close()
+					return 0, 0, 0, 0, cpu, err
+				}
 			}
 		}
 	}

@@ -36,14 +36,18 @@ import (
 //     it to a JetStream stream configured as sdkpp's bus stream (file storage, a message id, the
 //     same retention and duplicate window) in the case's NATS process and answers once the
 //     publish is acknowledged; process B reads the stream with an ordered consumer and writes
-//     each message's dispatch to the receiver's WebSocket.
+//     each message's dispatch to the receiver's WebSocket;
+//   - the same with every node reading the stream, as each of sdkpp's three nodes does (server/bus):
+//     on a stream of its own, which A reads too, and a third process C that has no receiver.
 //
 // The receiver is a bare WebSocket client (floorws.go) in this program; a round's clock stops
-// when it has read the frame. Beside the cluster floor a third side measures what one hop costs
-// between two processes that wait for it (the hop children, idle between rounds as the nodes,
-// PostgreSQL and NATS are): each round this program wakes process X (untimed), X sends 8 bytes
-// (its clock) to process Y over loopback TCP, Y answers with the time it read them; the hop is
-// the one way, and the round trip is noted beside it.
+// when it has read the frame. The processes note their times of each send (the HTTP answer's
+// header, a frame after the dispatch), so that a floor's rounds are cut into the steps of sdkpp's
+// timeline (sendtrace.go). Beside the cluster floors a side measures what one hop costs between
+// two processes that wait for it (the hop children, idle between rounds as the nodes,
+// PostgreSQL and NATS are): after each of sdkpp's rounds this program wakes process X
+// (untimed), X sends 8 bytes (its clock) to process Y over loopback TCP, Y answers with the time
+// it read them; the hop is the one way, and the round trip is noted beside it.
 
 const (
 	floorPostPath = "/floor/post" // the HTTP send of the latency floors
@@ -54,11 +58,13 @@ const (
 // latFloor is a latency floor's process: the single node (store, no bus), cluster process A
 // (store and bus, publishing) or cluster process B (bus only, reading).
 type latFloor struct {
-	db     *sql.DB
-	insert *sql.Stmt
-	js     jetstream.JetStream // A: publishes; nil elsewhere
-	nc     *nats.Conn
-	cc     jetstream.ConsumeContext // B's reading of the stream
+	db      *sql.DB
+	insert  *sql.Stmt
+	js      jetstream.JetStream // A: publishes; nil elsewhere
+	stream  string              // the stream's name and its subject
+	subject string
+	nc      *nats.Conn
+	cc      jetstream.ConsumeContext // B's reading of the stream
 
 	mu     sync.Mutex // serializes sends (their ids and commits) and the receivers' changes and writes
 	lastID uint64
@@ -103,14 +109,14 @@ func floorStore(store string) (*sql.DB, *sql.Stmt, error) {
 
 // floorBus connects to the NATS server at natsURL and makes the floor's stream, configured as
 // sdkpp's (server/bus: file storage, limits retention of 10 minutes, a duplicate window of one).
-func floorBus(ctx context.Context, natsURL string) (*nats.Conn, jetstream.JetStream, error) {
+func floorBus(ctx context.Context, natsURL, stream, subject string) (*nats.Conn, jetstream.JetStream, error) {
 	nc, err := nats.Connect(natsURL, nats.Name("floor"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("floor bus: %w", err)
 	}
 	js, err := jetstream.New(nc)
 	if err == nil {
-		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: floorStream, Subjects: []string{floorSubject},
+		_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject},
 			Storage: jetstream.FileStorage, MaxAge: 10 * time.Minute, Retention: jetstream.LimitsPolicy, Duplicates: time.Minute})
 	}
 	if err != nil {
@@ -123,9 +129,14 @@ func floorBus(ctx context.Context, natsURL string) (*nats.Conn, jetstream.JetStr
 // serveLatFloor runs a latency floor's process on a loopback port: with a store (see
 // floorStore) it takes sends, committing each; with a bus too (a NATS URL) it publishes them
 // (cluster process A); with a bus alone it reads the stream (process B); with a store alone it
-// writes each to its receivers (the single node). It returns its address and its stop.
-func serveLatFloor(store, bus string) (addr string, stop func(), err error) {
-	f := &latFloor{}
+// writes each to its receivers (the single node). With everyNode, the floor is that of a cluster
+// whose every node reads the stream, as sdkpp's do: its own stream, which process A reads too.
+// It returns its address and its stop.
+func serveLatFloor(store, bus string, everyNode bool) (addr string, stop func(), err error) {
+	f := &latFloor{stream: floorStream, subject: floorSubject}
+	if everyNode {
+		f.stream, f.subject = floorStream+"_EVERY", floorSubject+".every"
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	closeAll := func() {
@@ -147,15 +158,18 @@ func serveLatFloor(store, bus string) (addr string, stop func(), err error) {
 	}
 	if bus != "" {
 		var js jetstream.JetStream
-		if f.nc, js, err = floorBus(ctx, bus); err != nil {
+		if f.nc, js, err = floorBus(ctx, bus, f.stream, f.subject); err != nil {
 			closeAll()
 			return "", nil, err
 		}
 		if store != "" {
 			f.js = js
-		} else if err = f.consume(ctx, js); err != nil {
-			closeAll()
-			return "", nil, err
+		}
+		if store == "" || everyNode {
+			if err = f.consume(ctx, js); err != nil {
+				closeAll()
+				return "", nil, err
+			}
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -192,7 +206,7 @@ func serveLatFloor(store, bus string) (addr string, stop func(), err error) {
 // consume reads the floor's stream from its next message on with an ordered consumer, writing
 // each message to the receivers (process B).
 func (f *latFloor) consume(ctx context.Context, js jetstream.JetStream) error {
-	cons, err := js.OrderedConsumer(ctx, floorStream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
+	cons, err := js.OrderedConsumer(ctx, f.stream, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
 	if err != nil {
 		return fmt.Errorf("floor bus: consumer: %w", err)
 	}
@@ -327,7 +341,7 @@ func (f *latFloor) send(ctx context.Context, content string, accepted int64) (st
 		return st, nil
 	}
 	st[sPublishStart] = time.Now().UnixNano()
-	if _, err := f.js.Publish(ctx, floorSubject, payload, jetstream.WithMsgID(id)); err != nil {
+	if _, err := f.js.Publish(ctx, f.subject, payload, jetstream.WithMsgID(id)); err != nil {
 		return st, fmt.Errorf("publish: %w", err)
 	}
 	st[sPublished] = time.Now().UnixNano()
@@ -642,22 +656,29 @@ func (h *hopRounds) round(i int) (time.Duration, error) {
 
 func (h *hopRounds) Close() { h.c.Close() }
 
-// caseSides are the sides that take turns with a case of (d)'s latency rounds, one round each
-// after sdkpp's: start starts them once the case's services run (natsAddr is its NATS server's,
-// empty without one; size its dispatches' data size) and returns their rounds and their stop;
-// ds are then each side's round times.
+// caseSides are the sides that take turns with a case of (d)'s latency rounds (clusterCase): start
+// starts them once the case's services run (natsAddr is its NATS server's, empty without one;
+// size its dispatches' data size) and returns their rounds and their stop; ds are then each
+// side's round times.
 type caseSides struct {
-	start func(natsAddr string, size int) ([]round, func(), error)
+	start func(natsAddr string, size int) ([]sideRound, func(), error)
 	ds    [][]time.Duration
 	lat   *floorLatency // the floor's side
+	every *floorLatency // a cluster's floor with every node reading, when it is one of them
 	hop   *hopRounds    // the hop's side, when it is one of them
+}
+
+// sideRound is a side's round; each: it runs after each of sdkpp's rounds, not in blocks.
+type sideRound struct {
+	r    round
+	each bool
 }
 
 // singleFloor is the sides of one node on SQLite: the single-node floor, on the store the node
 // has (a data directory, or memory).
 func singleFloor(store string) *caseSides {
 	cs := &caseSides{}
-	cs.start = func(_ string, size int) ([]round, func(), error) {
+	cs.start = func(_ string, size int) ([]sideRound, func(), error) {
 		fl, err := startNode("latfloor", 0, nodeConfig{Store: store})
 		if err != nil {
 			return nil, nil, err
@@ -666,16 +687,18 @@ func singleFloor(store string) *caseSides {
 			fl.Close()
 			return nil, nil, err
 		}
-		return []round{cs.lat.round}, func() { cs.lat.Close(); fl.Close() }, nil
+		return []sideRound{{r: cs.lat.round}}, func() { cs.lat.Close(); fl.Close() }, nil
 	}
 	return cs
 }
 
 // clusterFloor is the sides of three nodes: the cluster floor (processes A and B, on a fresh
-// database of pg and the case's NATS server), then the hop between two idle processes.
+// database of pg and the case's NATS server), the same with every node reading the stream (A
+// too, and a third process C, which has no receivers), and the hop between two processes that
+// wait.
 func clusterFloor(pg *postgres) *caseSides {
 	cs := &caseSides{}
-	cs.start = func(natsAddr string, size int) (rs []round, stop func(), err error) {
+	cs.start = func(natsAddr string, size int) (rs []sideRound, stop func(), err error) {
 		var closers []func()
 		stop = func() {
 			for i := len(closers) - 1; i >= 0; i-- {
@@ -687,18 +710,23 @@ func clusterFloor(pg *postgres) *caseSides {
 				stop()
 			}
 		}()
-		db, err := pg.database()
-		if err != nil {
-			return nil, nil, err
+		var dbs [2]string // each floor's A its own
+		for i := range dbs {
+			if dbs[i], err = pg.database(); err != nil {
+				return nil, nil, err
+			}
 		}
-		var ch [4]*child
+		bus := "nats://" + natsAddr
+		var ch [7]*child
 		for i, cfg := range []struct {
 			kind string
 			node nodeConfig
-		}{{"latfloor", nodeConfig{Store: db, Bus: "nats://" + natsAddr}}, {"latfloor", nodeConfig{Bus: "nats://" + natsAddr}},
+		}{{"latfloor", nodeConfig{Store: dbs[0], Bus: bus}}, {"latfloor", nodeConfig{Bus: bus}},
+			{"latfloor", nodeConfig{Store: dbs[1], Bus: bus, ID: everyNodeFloor}}, {"latfloor", nodeConfig{Bus: bus, ID: everyNodeFloor}},
+			{"latfloor", nodeConfig{Bus: bus, ID: everyNodeFloor}},
 			{"hop", nodeConfig{}}, {"hop", nodeConfig{}}} {
-			if i == 3 {
-				cfg.node.Bus = ch[2].Addr // X pings Y
+			if i == 6 {
+				cfg.node.Bus = ch[5].Addr // X pings Y
 			}
 			if ch[i], err = startNode(cfg.kind, 0, cfg.node); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", cfg.kind, err)
@@ -709,14 +737,22 @@ func clusterFloor(pg *postgres) *caseSides {
 			return nil, nil, err
 		}
 		closers = append(closers, cs.lat.Close)
-		if cs.hop, err = newHopRounds(ch[3].Addr); err != nil {
+		if cs.every, err = newFloorLatency(ch[2].Addr, ch[3].Addr, size); err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, cs.every.Close)
+		if cs.hop, err = newHopRounds(ch[6].Addr); err != nil {
 			return nil, nil, err
 		}
 		closers = append(closers, cs.hop.Close)
-		return []round{cs.lat.round, cs.hop.round}, stop, nil
+		return []sideRound{{r: cs.lat.round}, {r: cs.every.round}, {r: cs.hop.round, each: true}}, stop, nil
 	}
 	return cs
 }
+
+// everyNodeFloor is the node id (nodeConfig.ID) of the latency floor's processes of a cluster
+// whose every node reads the stream.
+const everyNodeFloor = 3
 
 // printFloors prints (d)'s latencies against their floors: each floor's p50 and p99 beside
 // sdkpp's (single: one node on SQLite; cluster: three nodes) and where its rounds' time went, as
@@ -724,13 +760,14 @@ func clusterFloor(pg *postgres) *caseSides {
 // (three nodes <= 2x one node): a message across nodes takes four hops one node does not (node A
 // to PostgreSQL and back for the commit, node A to NATS to node B for the bus).
 func printFloors(single, cluster *caseSides, sdkSingle, sdkCluster time.Duration, store string) {
-	if len(single.ds) == 0 || len(cluster.ds) < 2 || cluster.hop == nil {
+	if len(single.ds) != 1 || len(cluster.ds) != 3 {
 		return
 	}
 	p50 := func(ds []time.Duration) time.Duration { p, _ := percentiles(ds); return p }
 	s50, s99 := percentiles(single.ds[0])
 	c50, c99 := percentiles(cluster.ds[0])
-	h50, h99 := percentiles(cluster.ds[1])
+	e50, e99 := percentiles(cluster.ds[1])
+	h50, h99 := percentiles(cluster.ds[2])
 	r50, r99 := percentiles(cluster.hop.rtts)
 	fmt.Printf("  floors: the required parts alone, each in turns with sdkpp's rounds of its case (an HTTP client; a bare WebSocket receiver):\n")
 	fmt.Printf("    one node: HTTP POST -> one row committed to SQLite (%s) -> the receiver's WebSocket\n", store)
@@ -743,8 +780,11 @@ func printFloors(single, cluster *caseSides, sdkSingle, sdkCluster time.Duration
 	fmt.Printf("      latency p50 %8s  p99 %8s; sdkpp three nodes p50 %.2fx the floor's; p50 / p90:\n", c50, c99, ratio(sdkCluster, c50))
 	names[stepBus], names[stepHandler] = "bus to process B", "B to its write"
 	printSteps("        ", cluster.lat.steps, names)
-	fmt.Printf("    the floor's three nodes / its one node: p50 %.2fx, p99 %.2fx (sdkpp's: p50 %.2fx; the target 2x)\n",
-		ratio(c50, s50), ratio(c99, s99), ratio(sdkCluster, sdkSingle))
+	fmt.Printf("    the same with every node reading the stream, as sdkpp's three do (A too, and a third process):\n")
+	fmt.Printf("      latency p50 %8s  p99 %8s; sdkpp three nodes p50 %.2fx this floor's; p50 / p90:\n", e50, e99, ratio(sdkCluster, e50))
+	printSteps("        ", cluster.every.steps, names)
+	fmt.Printf("    the floors' three nodes / one node: p50 %.2fx, p99 %.2fx; with every node reading p50 %.2fx, p99 %.2fx (sdkpp's: p50 %.2fx; the target 2x)\n",
+		ratio(c50, s50), ratio(c99, s99), ratio(e50, s50), ratio(e99, s99), ratio(sdkCluster, sdkSingle))
 	fmt.Printf("    a hop into a process that waits (8 bytes on loopback TCP, one way, once a round): p50 %s  p99 %s (round trip p50 %s  p99 %s)\n",
 		h50, h99, r50, r99)
 	work := p50(cluster.lat.steps[stepCommit]) + p50(cluster.lat.steps[stepBus]) - 4*h50

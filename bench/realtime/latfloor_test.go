@@ -47,7 +47,7 @@ func latencyRounds(t *testing.T, l *floorLatency, n int) []string {
 
 func TestSingleFloorCommitsAndDelivers(t *testing.T) {
 	dir := t.TempDir()
-	addr, stop, err := serveLatFloor("sqlite:"+dir, "")
+	addr, stop, err := serveLatFloor("sqlite:"+dir, "", false)
 	require.NoError(t, err)
 	defer stop()
 	l, err := newFloorLatency(addr, addr, 300)
@@ -70,10 +70,10 @@ func TestClusterFloorCommitsPublishesAndDelivers(t *testing.T) {
 	require.NoError(t, err)
 	defer ns.stop()
 	dir := t.TempDir()
-	a, stopA, err := serveLatFloor("sqlite:"+dir, ns.url) // PostgreSQL's stand-in: the same statement
+	a, stopA, err := serveLatFloor("sqlite:"+dir, ns.url, false) // PostgreSQL's stand-in: the same statement
 	require.NoError(t, err)
 	defer stopA()
-	b, stopB, err := serveLatFloor("", ns.url)
+	b, stopB, err := serveLatFloor("", ns.url, false)
 	require.NoError(t, err)
 	defer stopB()
 	l, err := newFloorLatency(a, b, 0)

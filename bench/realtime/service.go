@@ -104,7 +104,7 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 			return err
 		}
 		stop, hello = stopFloor, childHello{Addr: addr}
-	case "latfloor": // (d)'s latency floors (latfloor.go): node.Store and node.Bus say which process
+	case "latfloor": // (d)'s latency floors (latfloor.go): node.Store and node.Bus say which process, node.ID which floor
 		store := node.Store
 		if store == "sqlite" {
 			dir, err := os.MkdirTemp("", "sdkpp-bench-floor-")
@@ -114,7 +114,7 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 			defer os.RemoveAll(dir)
 			store = "sqlite:" + dir
 		}
-		addr, stopFloor, err := serveLatFloor(store, node.Bus)
+		addr, stopFloor, err := serveLatFloor(store, node.Bus, node.ID == everyNodeFloor)
 		if err != nil {
 			return err
 		}
