@@ -97,7 +97,11 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 			printSendTimeline(sends, cpu.took/time.Duration(max(cpu.messages, 1)))
 		}
 	}
-	printFloors(floors[0], floors[2], sdkp[0][0], sdkp[2][0], map[string]string{"sqlite": "WAL, synchronous=NORMAL, a data directory", "memory": "in memory, as the node's"}[floorStore])
+	label := map[string]string{"sqlite": "WAL, synchronous=NORMAL, a data directory", "memory": "in memory, as the node's"}[storeName]
+	if label == "" { // the node's store is the caller's PostgreSQL
+		label = "in memory"
+	}
+	printFloors(floors[0], floors[2], sdkp[0][0], sdkp[2][0], label)
 	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
 	return nil
 }
