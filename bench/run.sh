@@ -52,6 +52,9 @@ SDKPP_TEST_STORE=postgres build/scripts/pg.sh run "$out/pg" "$out/messages.test"
 
 echo
 echo "== realtime: lobby messages and idle gateway connections, against Redis and a bare WebSocket server =="
+echo "(beyond one machine, (d), the latencies are printed beside their floors: the required parts alone, one node's"
+echo " on SQLite and three nodes' on PostgreSQL + NATS, in turns with sdkpp's rounds, and the cost of one hop between"
+echo " processes that wait, for the arithmetic of issue 23's 2x bound)"
 go build -o "$out/realtime" ./bench/realtime
 "$out/realtime" -store sqlite
 echo "-- a 10-member lobby (the size of most game lobbies), SQLite, with the floor (what the required parts alone cost):"

@@ -53,6 +53,10 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		defer os.Unsetenv("SDKPP_BUS_TRACE")
 	}
 	var single time.Duration
+	// The latency floors take turns with the first case and the third (latfloor.go).
+	floorStore := map[bool]string{true: "sqlite", false: "memory"}[storeName == "sqlite"]
+	floors := [3]*caseSides{singleFloor(floorStore), nil, clusterFloor(pg)}
+	var sdkp [3][2]time.Duration // each case's p50 and p99
 	for i, c := range []struct {
 		name  string
 		nodes int
@@ -62,10 +66,11 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		if *clusterCases != "" && !strings.Contains(*clusterCases, strconv.Itoa(i+1)) {
 			continue
 		}
-		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window, trace)
+		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window, trace, floors[i])
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
+		sdkp[i] = [2]time.Duration{p50, p99}
 		line := fmt.Sprintf("  sdkpp %s latency p50 %8s  p99 %8s", c.name, p50, p99)
 		if i == 0 {
 			single = p50
@@ -92,9 +97,17 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 			printSendTimeline(sends, cpu.took/time.Duration(max(cpu.messages, 1)))
 		}
 	}
+	label := map[string]string{"sqlite": "WAL, synchronous=NORMAL, a data directory", "memory": "in memory, as the node's"}[storeName]
+	if label == "" { // the node's store is the caller's PostgreSQL
+		label = "in memory"
+	}
+	printFloors(floors[0], floors[2], sdkp[0][0], sdkp[2][0], label)
 	fmt.Println("  targets: three nodes' latency (sender and receiver on different nodes) <= 2x one node's; their fan-out >= 0.5x Redis's")
 	return nil
 }
+
+// turnRounds is how many latency rounds each side of a case of (d) takes in a turn.
+const turnRounds = 10
 
 // clusterCPU is the CPU time used per message of a case's fan-out: by each node, by PostgreSQL
 // and NATS (0 without them) and by this program (its clients).
@@ -114,11 +127,13 @@ type clusterCPU struct {
 }
 
 // clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
-// onPG, else one on in-memory SQLite. With trace (the traces' path) it notes the latency rounds'
-// times and nodes.
-func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int, trace string) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
+// onPG, else one on the store of -store. With trace (the traces' path) it notes the latency
+// rounds' times and nodes. With sides, they take turns with the latency rounds, one round each
+// after sdkpp's.
+func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int, trace string, sides *caseSides) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
 	var children []*child
 	var natsCPU cpuMeter // its server: the NATS child's pid, 0 without it
+	var natsAddr string
 	defer func() {
 		for _, c := range children {
 			c.Close()
@@ -148,7 +163,7 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 			children = nil
 			ns.Close()
 		}()
-		natsCPU.server = ns.cmd.Process.Pid
+		natsCPU.server, natsAddr = ns.cmd.Process.Pid, ns.Addr
 		for i := range nodes { // one after the other: the first seeds the dev data
 			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: "nats://" + ns.Addr, ID: i + 1})
 			if err != nil {
@@ -183,23 +198,67 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		return 0, 0, 0, 0, cpu, err
 	}
 	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
+	var others []sideRound
+	stopSides := func() {}
+	if sides != nil {
+		if others, stopSides, err = sides.start(natsAddr, size); err != nil {
+			to.c.Close()
+			return 0, 0, 0, 0, cpu, fmt.Errorf("floor: %w", err)
+		}
+		defer func() { stopSides() }()
+		sides.ds = make([][]time.Duration, len(others))
+	}
 	var ds []time.Duration
 	cpu.sender, cpu.receiver = send.cmd.Process.Pid, children[len(children)-len(recv)].cmd.Process.Pid
-	for i := 0; i < rounds+warmup; i++ {
-		sent := time.Now()
-		d, err := r(i)
-		if err != nil {
-			to.c.Close()
-			return 0, 0, 0, 0, cpu, err
+	// The sides take turns with sdkpp in blocks of turnRounds rounds: a node keeps a lobby's
+	// order lock a moment after a message (lobbies.Service.LockLinger, 2 ms), and the other
+	// sides' rounds between each two of sdkpp's would space them past it, so that each would
+	// take the lock again, which messages sent one after the other do not. A side that is to
+	// meet the processes as idle as sdkpp's rounds leave them (the hop) runs after each of
+	// sdkpp's rounds instead.
+	side := func(k, i int) error {
+		d, err := others[k].r(i)
+		if err == nil && i >= warmup {
+			sides.ds[k] = append(sides.ds[k], d)
 		}
-		if i >= warmup {
-			ds = append(ds, d)
-			if trace != "" {
-				cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
+		return err
+	}
+	for first := 0; first < rounds+warmup; first += turnRounds {
+		last := min(first+turnRounds, rounds+warmup)
+		for i := first; i < last; i++ {
+			sent := time.Now()
+			d, err := r(i)
+			if err != nil {
+				to.c.Close()
+				return 0, 0, 0, 0, cpu, err
+			}
+			if i >= warmup {
+				ds = append(ds, d)
+				if trace != "" {
+					cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
+				}
+			}
+			for k, o := range others {
+				if o.each {
+					if err := side(k, i); err != nil {
+						to.c.Close()
+						return 0, 0, 0, 0, cpu, err
+					}
+				}
+			}
+		}
+		for k, o := range others {
+			for i := first; i < last && !o.each; i++ {
+				if err := side(k, i); err != nil {
+					to.c.Close()
+					return 0, 0, 0, 0, cpu, err
+				}
 			}
 		}
 	}
 	to.c.Close()
+	stopSides() // before the fan-out, which they would only weigh on
+	stopSides = func() {}
 	if err := done(); err != nil {
 		return 0, 0, 0, 0, cpu, err
 	}

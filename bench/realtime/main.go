@@ -24,7 +24,12 @@
 //     batch) with the cheapest correct clients, a lower bound on what sdkpp can cost.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
-//     nodes (cluster.go); (b)'s anchor is Redis again.
+//     nodes (cluster.go); (b)'s anchor is Redis again. The latencies have floors (latfloor.go):
+//     the required parts alone, taking turns with sdkpp's rounds (one node: an HTTP handler
+//     committing to SQLite and writing to a bare WebSocket receiver; three nodes: the same with
+//     PostgreSQL and a JetStream stream between two processes), and beside them the cost of one
+//     hop between processes that wait, so that issue 23's bound (three nodes <= 2x one node) can
+//     be read against what its required parts allow.
 //   - (e) Idle connections across three nodes (-cluster-idle N, clusteridle.go): N identified
 //     sessions on each of three nodes on PostgreSQL and NATS, held by three client processes;
 //     memory per connection against the bare server of (c) holding N connections.

@@ -37,6 +37,7 @@ const (
 type tracedSend struct {
 	at    [tStamps]int64 // Unix nanoseconds; 0: not stamped
 	n     int            // its group's number in its hold of the lock
+	kept  bool           // its hold's lock was kept from an earlier group (no round trip to take it)
 	group int64
 }
 
@@ -64,6 +65,7 @@ func readSendTrace(path string, pid, last int) ([]tracedSend, error) {
 			}
 		}
 		s.n, _ = strconv.Atoi(fs[tStamps+1])
+		s.kept = fs[tStamps+2] == "true"
 		s.group, _ = strconv.ParseInt(fs[tStamps+3], 10, 64)
 		sends = append(sends, s)
 	}
@@ -191,8 +193,9 @@ var stepNames = [latencySteps]string{"request", "to commit", "commit", "to publi
 // latencyTimeline joins each round to its send (accepted during the round), the send to its
 // publish (the sender's first to start after the send's commit, during the round) and the
 // publish to the receiving node's reception of it (by sequence number), and returns each step's
-// durations, of the rounds it could join.
-func latencyTimeline(rounds []latencyRound, sends []tracedSend, pubs []busStep, recv map[uint64]busStep) (ds [latencySteps][]time.Duration) {
+// durations, of the rounds it could join, and how many of those rounds' sends took their lobby's
+// order lock (a round trip to PostgreSQL before the commit) rather than finding it kept.
+func latencyTimeline(rounds []latencyRound, sends []tracedSend, pubs []busStep, recv map[uint64]busStep) (ds [latencySteps][]time.Duration, took int) {
 	for _, r := range rounds {
 		i := slices.IndexFunc(sends, func(s tracedSend) bool { return s.at[tAccepted] >= r.sent && s.at[tAccepted] <= r.called })
 		if i < 0 {
@@ -208,13 +211,16 @@ func latencyTimeline(rounds []latencyRound, sends []tracedSend, pubs []busStep, 
 		if !ok {
 			continue
 		}
+		if s.n == 1 && !s.kept {
+			took++
+		}
 		for k, d := range [latencySteps]int64{s.at[tAccepted] - r.sent, s.at[tCommitStart] - s.at[tAccepted],
 			s.at[tCommitted] - s.at[tCommitStart], p.start - s.at[tCommitted], got.start - p.start, p.end - p.start,
 			got.end - got.start, r.called - got.end} {
 			ds[k] = append(ds[k], time.Duration(d))
 		}
 	}
-	return ds
+	return ds, took
 }
 
 // printLatencyTimeline prints where (d)'s latency rounds spent their time, step by step (p50 /
@@ -236,19 +242,31 @@ func printLatencyTimeline(path string, sender, receiver int, rounds []latencyRou
 	if err != nil {
 		return err
 	}
-	ds := latencyTimeline(rounds, sends, pubs, recv)
+	ds, took := latencyTimeline(rounds, sends, pubs, recv)
 	joined := len(ds[0])
 	if joined == 0 {
 		return fmt.Errorf("latency timeline: no round found in the traces")
 	}
-	fmt.Printf("        where a round's time went (%d of %d rounds traced), p50 / p90:\n         ", joined, len(rounds))
+	// The node keeps a lobby's order lock a moment after a group (lobbies.Service.LockLinger):
+	// rounds further apart take it again each time, in the wait before the commit.
+	fmt.Printf("        where a round's time went (%d of %d rounds traced; %d of them took the lobby's order lock, the others found it kept), p50 / p90:\n",
+		joined, len(rounds), took)
+	printSteps("          ", ds, stepNames)
+	return nil
+}
+
+// printSteps prints each step's p50 / p90 of ds, on two lines after indent, with names; a step
+// without durations is left out.
+func printSteps(indent string, ds [latencySteps][]time.Duration, names [latencySteps]string) {
+	fmt.Print(indent)
 	for k := range ds {
-		slices.Sort(ds[k])
-		fmt.Printf(" %s %v / %v;", stepNames[k], ds[k][len(ds[k])/2].Round(time.Microsecond), ds[k][len(ds[k])*9/10].Round(time.Microsecond))
+		if len(ds[k]) > 0 {
+			slices.Sort(ds[k])
+			fmt.Printf("%s %v / %v; ", names[k], ds[k][len(ds[k])/2].Round(time.Microsecond), ds[k][len(ds[k])*9/10].Round(time.Microsecond))
+		}
 		if k == stepToPublish {
-			fmt.Printf("\n         ")
+			fmt.Printf("\n%s", indent)
 		}
 	}
 	fmt.Println()
-	return nil
 }

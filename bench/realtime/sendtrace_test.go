@@ -32,7 +32,13 @@ func TestLatencyTimelineJoinsARoundsSendPublishAndReception(t *testing.T) {
 	recv := map[uint64]busStep{7: {seq: 7, start: us(530), end: us(550)}}
 	rounds := []latencyRound{{sent: us(0), called: us(700)}, {sent: us(800), called: us(900)}} // the second traced nothing
 
-	ds := latencyTimeline(rounds, sends, pubs, recv)
+	s.n = 1 // its hold's first group, the lock not kept: taken
+	sends[1] = s
+	ds, took := latencyTimeline(rounds, sends, pubs, recv)
+	assert.Equal(t, 1, took, "the round's send took the lock")
+	sends[1].kept = true
+	_, took = latencyTimeline(rounds, sends, pubs, recv)
+	assert.Zero(t, took, "the round's send found the lock kept")
 	want := [latencySteps]time.Duration{stepRequest: 100, stepQueue: 20, stepCommit: 200, stepToPublish: 10,
 		stepBus: 200, stepAck: 260, stepHandler: 20, stepCallback: 150}
 	for k := range want {
@@ -41,7 +47,8 @@ func TestLatencyTimelineJoinsARoundsSendPublishAndReception(t *testing.T) {
 	}
 
 	delete(recv, 7) // the receiving node never read it
-	assert.Empty(t, latencyTimeline(rounds, sends, pubs, recv)[stepRequest])
+	ds, _ = latencyTimeline(rounds, sends, pubs, recv)
+	assert.Empty(t, ds[stepRequest])
 }
 
 // The bus's trace is read back: the publishes in their order, the receptions by sequence number;

@@ -43,10 +43,11 @@ type memReport struct {
 	GoMem int64 `json:"go_mem"` // heap in use plus goroutine stacks
 }
 
-// serveChild runs the service kind ("sdkpp", "bare", "nats" or "floor", floor.go) until standard input closes; with a
-// profile path it writes a CPU profile of that whole time there (and its allocations beside it,
-// see profileSelf). node.Store is sdkpp's store:
-// memory, sqlite (a fresh data directory) or a database URL.
+// serveChild runs the service kind ("sdkpp", "bare", "nats", "floor" (floor.go), "latfloor" or
+// "hop" (latfloor.go)) until standard input closes; with a profile path it writes a CPU profile
+// of that whole time there (and its allocations beside it, see profileSelf). node.Store is
+// sdkpp's store (and a latency floor's): memory, sqlite (a fresh data directory) or a database
+// URL.
 func serveChild(kind string, heartbeat time.Duration, profile string, node nodeConfig) error {
 	if profile != "" {
 		stop, err := profileSelf(profile)
@@ -103,6 +104,27 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 			return err
 		}
 		stop, hello = stopFloor, childHello{Addr: addr}
+	case "latfloor": // (d)'s latency floors (latfloor.go): node.Store and node.Bus say which process, node.ID which floor
+		store := node.Store
+		if store == "sqlite" {
+			dir, err := os.MkdirTemp("", "sdkpp-bench-floor-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			store = "sqlite:" + dir
+		}
+		addr, stopFloor, err := serveLatFloor(store, node.Bus, node.ID == everyNodeFloor)
+		if err != nil {
+			return err
+		}
+		stop, hello = stopFloor, childHello{Addr: addr}
+	case "hop": // (d)'s hop between two idle processes (latfloor.go): node.Bus is the peer's address
+		addr, stopHop, err := serveHop(node.Bus)
+		if err != nil {
+			return err
+		}
+		stop, hello = stopHop, childHello{Addr: addr}
 	case "bare":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
