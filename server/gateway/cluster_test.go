@@ -160,6 +160,14 @@ func TestHubsShareSessionsThroughTheBus(t *testing.T) {
 	c.drop()
 	waitFor(t, "A to let the connection go", func() bool { return a.hub.Sessions(7) == 0 })
 	b.hub.Dispatch(7, "MISSED", map[string]int{"n": 2})
+	// Read by B before the resume: else B replays the bus only up to what it read, writes
+	// RESUMED, and then MISSED as any dispatch that comes after (as it should, but not what
+	// this test looks at).
+	waitFor(t, "B to read MISSED", func() bool {
+		lagMu.Lock()
+		defer lagMu.Unlock()
+		return kinds["MISSED"] == 2
+	})
 
 	d := b.dial()
 	d.resume("user-7", r.SessionID, *first.S)
