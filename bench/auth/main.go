@@ -55,7 +55,11 @@ func main() {
 	turns := flag.Int("turns", 20, "how many turns the token endpoint and its anchor take")
 	storeFlag := flag.String("store", "sqlite", "the store: sqlite (a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
 	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load to this path with .0, .1, ... appended, and of the anchor's turns with .anchor.0, .anchor.1, ...")
+	memProfile := flag.String("memprofile", "", "write a profile of the allocations (of the whole run, the anchor's too) to this path")
 	flag.Parse()
+	if *memProfile != "" {
+		defer writeAllocs(*memProfile)
+	}
 	if err := run(*rounds, *workers, *turns, *dur, *storeFlag, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -178,10 +182,10 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 		ourRates, baseRates, ratios = append(ourRates, ours), append(baseRates, base), append(ratios, ours/base)
 	}
 	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s, in the order ABBA (medians)\n", label, workers, turns, each)
-	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req\n",
-		median(baseRates), baseCPU.perRequest())
-	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
-		median(ourRates), ourCPU.perRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios),
+	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req\n",
+		median(baseRates), baseCPU.perRequest(), baseCPU.allocsPerRequest())
+	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
+		median(ourRates), ourCPU.perRequest(), ourCPU.allocsPerRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios),
 		quantile(ratios, 0.25), quantile(ratios, 0.75))
 	// The CPU ratio depends much less than the rates on what else the machine runs.
 	if pg != nil && ourCPU.requests > 0 {
@@ -302,11 +306,26 @@ func startProfile(profile string, turn int) (stop func(), err error) {
 	}, nil
 }
 
+// writeAllocs writes the profile of the allocations so far to path.
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: the allocations' profile:", err)
+	}
+}
+
 // cpuMeter sums this process's CPU time (user and system) and the requests served over the
 // spans it measures.
 type cpuMeter struct {
-	t0, total time.Duration
-	requests  float64
+	t0, total        time.Duration
+	mallocs0, allocs uint64 // the process's heap allocations, at start and over the spans
+	requests         float64
 }
 
 // processCPU returns the CPU time this process has used so far.
@@ -318,11 +337,19 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func (m *cpuMeter) start() { m.t0 = processCPU() }
+// mallocs returns how many heap objects this process has allocated so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+func (m *cpuMeter) start() { m.t0, m.mallocs0 = processCPU(), mallocs() }
 
 // stop ends the span begun by start, in which n requests succeeded.
 func (m *cpuMeter) stop(n float64) {
 	m.total += processCPU() - m.t0
+	m.allocs += mallocs() - m.mallocs0
 	m.requests += n
 }
 
@@ -332,6 +359,14 @@ func (m *cpuMeter) perRequest() float64 {
 		return 0
 	}
 	return float64(m.total.Microseconds()) / m.requests
+}
+
+// allocsPerRequest is how many heap objects were allocated per request.
+func (m *cpuMeter) allocsPerRequest() float64 {
+	if m.requests == 0 {
+		return 0
+	}
+	return float64(m.allocs) / m.requests
 }
 
 // quantile returns the q-quantile of xs (which it sorts), the nearest rank's.

@@ -5,18 +5,32 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"sdkpp/server/internal/groupwrite"
 )
 
 // tokenGroups are the token writer's groups: at most 64 tokens, and two yields to let the
 // requests about to store a token join (in a store-level benchmark of 8 writers, PostgreSQL's
-// groups grew from about 4 tokens to about 6, for less CPU per token on both databases). Waiting
-// up to 200 µs for the last group's clients to come back was tried: it made groups of 8 on
-// PostgreSQL and cut CPU per token on a busy machine, but on an idle one it lowered bench/auth's
-// rate on SQLite from about 0.55x to 0.47x of the bare handler (three A/B turns), and did not
-// raise PostgreSQL's (0.39x).
+// groups grew from about 4 tokens to about 6, for less CPU per token on both databases). These
+// are SQLite's: PostgreSQL's also wait for the last group's clients (pgTokenGroups). On SQLite,
+// waiting up to 200 µs for them lowered bench/auth's rate on an idle machine from about 0.55x to
+// 0.47x of the bare handler (three A/B turns).
 var tokenGroups = groupwrite.Options{Max: 64, Yields: 2}
+
+// pgTokenGroups are PostgreSQL's token groups: those of SQLite, and a flusher waits up to 200 µs
+// for the callers of the last group to come back with their next tokens (Gather). There a
+// statement costs the server about 40 µs, and each of its rows about 6 µs: without the wait, 8
+// clients' requests form groups of about 4 that take turns, each flushed while the other's
+// clients are away. SQLite does not wait (above): its commit is in this process and cheap. In
+// bench/auth on PostgreSQL (12 A/B pairs, load average 9 to 16, medians): this process's CPU per
+// token 102 -> 90 µs, the server's 33 -> 24 µs, CPU ratio against the bare handler (server's CPU
+// included) 0.43x -> 0.50x, rate ratio 0.56x -> 0.66x. On a quieter machine (load 3 to 7, 4
+// pairs) the server's CPU fell alike (28 -> 20 µs) and the rate ratio went 0.45x -> 0.50x, but in
+// the quietest pair (load 2.8) it was 0.38x against 0.40x: there the rate is bound by the chain
+// of one group's round trip after another more than by CPU. Two groups in flight at once (on two
+// connections) were tried too: more CPU per token, no higher rate, at any load seen.
+var pgTokenGroups = groupwrite.Options{Max: tokenGroups.Max, Yields: tokenGroups.Yields, Gather: 200 * time.Microsecond}
 
 // newTokenWriter returns the writer that InsertToken stores tokens through outside
 // transactions (the token endpoint's one write per request): the tokens that callers insert at
@@ -27,7 +41,7 @@ func (s *DB) newTokenWriter() *groupwrite.Writer[*Token] {
 	if s.group != nil {
 		return groupwrite.New(tokenGroups, s.insertTokensSQLite)
 	}
-	return groupwrite.New(tokenGroups, s.insertTokensPostgres)
+	return groupwrite.New(pgTokenGroups, s.insertTokensPostgres)
 }
 
 // insertTokensSQLite stores tokens in one statement (prepared once per group size, as every

@@ -2,14 +2,15 @@
 // written by one call of a flush function (a group commit): one statement, round trip and commit
 // for the whole group instead of one of each per write.
 //
-// No goroutine of its own and no timer: the first caller flushes at once, alone when it is
-// alone, so a write that meets no other pays no wait. The callers who come while a group is
-// being flushed wait, and together form the next group, which the first of them flushes once
-// the previous one is done: the busier the writes, the larger the groups. Before it takes its
-// group, the flusher may let the goroutines that are ready to run go first (Options.Yields), so
-// that those about to write join it. Every caller returns only once the flush that holds its
-// write has returned, so an answer that follows a write is never sent before the write is
-// stored.
+// No goroutine of its own: the first caller flushes at once, alone when it is alone, so a write
+// that meets no other pays no wait. The callers who come while a group is being flushed wait,
+// and together form the next group, which the first of them flushes once the previous one is
+// done: the busier the writes, the larger the groups. Before it takes its group, the flusher
+// may let the goroutines that are ready to run go first (Options.Yields), so that those about to
+// write join it, and, when more callers wrote at once a moment ago than are waiting now, may wait
+// a bounded moment for them to come back (Options.Gather, the only timer). Every caller returns
+// only once the flush that holds its write has returned, so an answer that follows a write is
+// never sent before the write is stored.
 package groupwrite
 
 import (
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // ErrClosed is what Write returns once the Writer is closed.
@@ -40,6 +42,14 @@ type Writer[T any] struct {
 	running bool         // a group is being flushed
 	closed  bool
 	drained chan struct{} // made by Close while a group runs, closed when the last one ends
+
+	// crowd is how many callers the last flush served or saw come while it ran: about as many
+	// as are writing in turn, each coming back with its next write after its answer.
+	crowd int
+	// gathered is closed when pending reaches gather while a flusher gathers its group; nil
+	// when none does.
+	gathered chan struct{}
+	gather   int
 }
 
 // waiter is one caller's write.
@@ -62,6 +72,16 @@ type Options struct {
 	// commit, a statement, a round trip) is shared by more writes. When none is ready, a yield
 	// returns at once, so a lone write is not held.
 	Yields int
+	// Gather, when positive, is how long at most the flusher of a group waits while fewer
+	// callers are pending than the crowd the last flush saw (those it served and those who came
+	// while it ran, at most Max). It ends as soon as that many are pending, and the flush
+	// begins. Without it, callers who write in turn (each after its last write's answer, like
+	// the requests of a client's connections) split into two groups that take turns, each
+	// flushed while the other's callers are away, say 7 and 1 for 8 callers: the lone one pays
+	// a whole flush. With it, they join in one group, and each flush serves all of them. A
+	// wait runs out only when the crowd has shrunk (a caller stopped writing), once: the flush
+	// then sets the crowd anew.
+	Gather time.Duration
 }
 
 // New returns a Writer that flushes its groups with flush.
@@ -80,6 +100,10 @@ func (w *Writer[T]) Write(ctx context.Context, item T) error {
 		return ErrClosed
 	}
 	w.pending = append(w.pending, me)
+	if w.gathered != nil && len(w.pending) >= w.gather {
+		close(w.gathered)
+		w.gathered = nil
+	}
 	if w.running {
 		w.mu.Unlock()
 		if <-me.wake {
@@ -96,17 +120,38 @@ func (w *Writer[T]) Write(ctx context.Context, item T) error {
 		runtime.Gosched()
 		w.mu.Lock()
 	}
+	if want := min(w.crowd, w.opts.Max); w.opts.Gather > 0 && len(w.pending) < want {
+		w.waitFor(want)
+	}
 	n := min(len(w.pending), w.opts.Max)
 	group := w.pending[:n:n]
 	w.pending = w.pending[n:]
 	w.mu.Unlock()
 
-	defer w.handOn()
+	defer w.handOn(n)
 	w.run(context.WithoutCancel(ctx), group)
 	for _, o := range group[1:] {
 		o.wake <- true
 	}
 	return me.err
+}
+
+// waitFor waits, with w.mu held (it releases it meanwhile), until n callers are pending, Gather
+// has passed or the Writer is closed.
+func (w *Writer[T]) waitFor(n int) {
+	gathered := make(chan struct{})
+	w.gathered, w.gather = gathered, n
+	w.mu.Unlock()
+	t := time.NewTimer(w.opts.Gather)
+	select {
+	case <-gathered:
+	case <-t.C:
+	}
+	t.Stop()
+	w.mu.Lock()
+	if w.gathered == gathered {
+		w.gathered = nil
+	}
 }
 
 // run flushes group and gives each of its waiters its outcome. A flush that panics fails the
@@ -140,10 +185,12 @@ func (w *Writer[T]) run(ctx context.Context, group []*waiter[T]) {
 	}
 }
 
-// handOn wakes the first pending caller to flush the next group, or ends the running.
-func (w *Writer[T]) handOn() {
+// handOn wakes the first pending caller to flush the next group, or ends the running, after a
+// flush of n callers.
+func (w *Writer[T]) handOn(n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.crowd = n + len(w.pending)
 	if len(w.pending) > 0 {
 		w.pending[0].wake <- false
 		return
@@ -160,6 +207,10 @@ func (w *Writer[T]) handOn() {
 func (w *Writer[T]) Close() {
 	w.mu.Lock()
 	w.closed = true
+	if w.gathered != nil { // no caller comes any more
+		close(w.gathered)
+		w.gathered = nil
+	}
 	if !w.running {
 		w.mu.Unlock()
 		return

@@ -3,9 +3,11 @@ package groupwrite
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,6 +43,13 @@ func (s *store) flush(_ context.Context, items []int, errs []error) error {
 		s.stored[it] = true
 	}
 	return nil
+}
+
+// flushed returns the groups flushed so far.
+func (s *store) flushed() [][]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.groups)
 }
 
 // writes starts a Write of each item and returns their outcomes' channel.
@@ -240,5 +249,118 @@ func TestAPanickingFlushFailsTheOthers(t *testing.T) {
 		s.release <- nil
 		synctest.Wait()
 		assert.Nil(t, (<-after)[1])
+	})
+}
+
+// inTurns runs callers that each write rounds times, resting rest after each answer (the time a
+// client takes to read an answer and send its next request), through a Writer whose flush takes
+// flush, and returns the sizes of the groups flushed.
+func inTurns(t *testing.T, opts Options, callers, rounds int, flush, rest time.Duration) []int {
+	var mu sync.Mutex
+	var sizes []int
+	w := New(opts, func(_ context.Context, items []int, _ []error) error {
+		time.Sleep(flush)
+		mu.Lock()
+		defer mu.Unlock()
+		sizes = append(sizes, len(items))
+		return nil
+	})
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for r := range rounds {
+				assert.NoError(t, w.Write(context.Background(), c*rounds+r))
+				time.Sleep(rest)
+			}
+		})
+	}
+	wg.Wait()
+	w.Close()
+	return sizes
+}
+
+func TestCallersWritingInTurnsSplitWithoutGather(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sizes := inTurns(t, Options{Max: 64}, 8, 20, 100*time.Microsecond, 30*time.Microsecond)
+		// The first caller is flushed alone, the 7 others while it is; then each group's
+		// callers come back while the other's flush runs: 1 and 7, in turns.
+		for i, n := range sizes[:len(sizes)-1] {
+			assert.Equal(t, []int{1, 7}[i%2], n, "group %d", i)
+		}
+	})
+}
+
+func TestGatherJoinsCallersWritingInTurns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		sizes := inTurns(t, Options{Max: 64, Gather: time.Millisecond}, 8, 20, 100*time.Microsecond, 30*time.Microsecond)
+		// The first caller is flushed alone, with 7 coming meanwhile: a crowd of 8. From then
+		// on each flusher waits for all 8, the first's caller back from its rest included.
+		require.Len(t, sizes, 21, "20 rounds of 8 in 21 flushes, where groups of 1 and 7 took 40")
+		assert.Equal(t, 1, sizes[0])
+		for i, n := range sizes[1:20] {
+			assert.Equal(t, 8, n, "group %d", i+1)
+		}
+		// The first caller wrote its 20 writes one group ahead and stopped: the last group's wait
+		// for it ran out, the only one.
+		assert.Equal(t, 7, sizes[20])
+		assert.Equal(t, 21*(100+30)*time.Microsecond+time.Millisecond, time.Since(start))
+	})
+}
+
+func TestGatherRunsOutWhenTheCrowdShrinks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newStore()
+		w := New(Options{Max: 64, Gather: time.Millisecond}, s.flush)
+		first := writes(w, 1)
+		later := writes(w, 2, 3, 4)
+		s.release <- nil // {1}, with 3 more come meanwhile: a crowd of 4
+		synctest.Wait()
+		<-first
+		assert.Equal(t, [][]int{{1}}, s.flushed(), "the next flusher waits for a fourth caller")
+		start := time.Now()
+		time.Sleep(time.Millisecond) // none comes
+		synctest.Wait()
+		assert.Equal(t, [][]int{{1}, {2, 3, 4}}, s.flushed(), "the wait ran out: the group is flushed as it is")
+		s.release <- nil
+		synctest.Wait()
+		require.Len(t, later, 3)
+		assert.Equal(t, time.Millisecond, time.Since(start))
+
+		// The crowd is now 3 (the group of 3, none came meanwhile): a lone write waits for
+		// two more, and the group is flushed as the third comes, with no time passed.
+		start = time.Now()
+		next := writes(w, 5, 6)
+		assert.Len(t, s.flushed(), 2, "5 and 6 wait for a third")
+		last := writes(w, 7)
+		assert.Equal(t, [][]int{{1}, {2, 3, 4}, {5, 6, 7}}, s.flushed())
+		assert.Zero(t, time.Since(start))
+		s.release <- nil
+		synctest.Wait()
+		require.Len(t, next, 2)
+		require.Len(t, last, 1)
+	})
+}
+
+func TestCloseEndsAGather(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newStore()
+		w := New(Options{Max: 64, Gather: time.Hour}, s.flush)
+		first := writes(w, 1)
+		later := writes(w, 2, 3)
+		s.release <- nil // a crowd of 3; then 2 wait for a third
+		synctest.Wait()
+		<-first
+		closed := make(chan struct{})
+		go func() {
+			w.Close()
+			close(closed)
+		}()
+		synctest.Wait()
+		assert.Equal(t, [][]int{{1}, {2, 3}}, s.flushed(), "no caller can come: the group is flushed at once")
+		s.release <- nil
+		synctest.Wait()
+		<-closed
+		require.Len(t, later, 2)
 	})
 }
