@@ -182,17 +182,34 @@ func openFloorSQLite(dir string) (*floorStore, error) {
 				}
 				return sqlPerRequest{st}, nil
 			}},
-		{name: "group commit: one multi-row INSERT of the requests waiting (WAL, synchronous=NORMAL)",
+		{name: "group commit: one multi-row INSERT (prepared per size) of the requests waiting (WAL, synchronous=NORMAL)",
 			open: func() (committer, error) {
+				// The statement of each group size is prepared once (only the committer's
+				// goroutine uses them), as SQLite would otherwise parse it for each group.
+				stmts := map[int]*sql.Stmt{}
+				closeAll := func() {
+					for _, st := range stmts {
+						st.Close()
+					}
+				}
 				return newGroupCommitter(func(ctx context.Context, rows []tokenRow) error {
+					st := stmts[len(rows)]
+					if st == nil {
+						var err error
+						st, err = db.PrepareContext(ctx, `INSERT INTO tokens (hash, app_id, expires_at) VALUES `+
+							strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", "))
+						if err != nil {
+							return err
+						}
+						stmts[len(rows)] = st
+					}
 					args := make([]any, 0, 3*len(rows))
 					for _, r := range rows {
 						args = append(args, r.hash, r.appID, r.expiresAt)
 					}
-					_, err := db.ExecContext(ctx, `INSERT INTO tokens (hash, app_id, expires_at) VALUES `+
-						strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(rows)), ", "), args...)
+					_, err := st.ExecContext(ctx, args...)
 					return err
-				}, func() {}), nil
+				}, closeAll), nil
 			}},
 	}}, nil
 }
