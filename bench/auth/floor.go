@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -231,6 +232,10 @@ const maxGroup = 64
 // first request, every other one already waiting (up to maxGroup), commits their rows in one
 // statement and answers each; requests that come meanwhile wait for the next group.
 type groupCommitter struct {
+	// groups, rows and busy count the groups committed, their rows and the time spent in
+	// their commits (the statement's round trip and commit), for the arithmetic of the chain.
+	groups, rows, busy atomic.Int64
+
 	reqs   chan groupReq
 	quit   chan struct{}
 	done   sync.WaitGroup
@@ -272,7 +277,11 @@ func (g *groupCommitter) loop() {
 				break gather
 			}
 		}
+		t0 := time.Now()
 		err := g.commit(context.Background(), rows)
+		g.busy.Add(int64(time.Since(t0)))
+		g.groups.Add(1)
+		g.rows.Add(int64(len(rows)))
 		for _, w := range waiting {
 			w <- err
 		}
@@ -313,6 +322,7 @@ type floorRun struct {
 	c      committer
 	cpu    cpuMeter
 	pgTime time.Duration // the PostgreSQL server's CPU over its turns
+	turns  time.Duration // the time of its turns
 	rates  []float64
 	ratios []float64 // its rate over the anchor's, per turn
 	ours   []float64 // sdkpp's rate over its own, per turn
@@ -398,6 +408,15 @@ func (b *floorBench) report(withPG bool, ours cpuMeter, ourPG time.Duration) {
 	}
 	if best == nil {
 		return
+	}
+	for i, w := range b.ways {
+		g, ok := w.c.(*groupCommitter)
+		if !ok || g.groups.Load() == 0 || w.turns == 0 {
+			continue
+		}
+		n := float64(g.groups.Load())
+		fmt.Printf("  (%c)'s groups: %.1f rows each on average, %.0f groups/s over its turns, each commit %.0f us from send to answer\n",
+			'a'+i, float64(g.rows.Load())/n, n/w.turns.Seconds(), float64(g.busy.Load())/n/1e3)
 	}
 	fmt.Printf("  floor = %s\n", best.name)
 	fmt.Printf("    floor against the anchor %.2fx; sdkpp against the floor %.2fx (turns %.2fx to %.2fx)\n",

@@ -187,6 +187,7 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 			},
 			func() (err error) {
 				low, err = measure(way.srv.URL+"/token", "", &way.cpu, &way.pgTime)
+				way.turns += each
 				return err
 			},
 		}
