@@ -38,6 +38,8 @@ done | awk '{print}
 	}'
 
 echo "== account linking on loopback, on SQLite (a data directory) and on PostgreSQL (a private server) =="
+echo "(the token endpoint beside the bare anchor and beside its floor: a bare handler that only commits each"
+echo " token's row before answering, on the same store, per request or by group commit, the faster as the floor)"
 go build -o "$out/auth" ./bench/auth
 "$out/auth"
 build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES"' "$out/auth"

@@ -6,7 +6,9 @@
 //     bare net/http server that does no work.
 //   - The token endpoint's requests per second (client_credentials grant: the client's lookup
 //     and the token's write), beside a bare net/http handler that parses the same form and
-//     answers a token-sized body.
+//     answers a token-sized body, and beside the floor (floor.go): a bare handler that does only
+//     what the token's guarantee requires, a commit of its row before the answer, on the same
+//     store, in two ways (a commit per request, a group commit), the faster printed as the floor.
 //
 // Both run on the store -store names: SQLite in a fresh data directory (the default), or
 // PostgreSQL, in a fresh database of the server whose admin URL is given (postgres://...).
@@ -137,16 +139,23 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 	// Token endpoint throughput.
 	form := url.Values{"grant_type": {"client_credentials"}, "client_id": {app.ID.String()},
 		"client_secret": {app.ClientSecret}, "scope": {"identify"}}.Encode()
-	// The two take turns, so that both meet the same moments of a shared machine, in the order
-	// ABBA (ours first in even turns, the anchor first in odd ones), so that neither is always
-	// the one that follows the other; the figure is the median of the turns' ratios.
+	// The floor: what the token's guarantee alone costs, on the same store (a database of its own).
+	floor, err := startFloor(storeName, int64(app.ID), app.ClientSecret, workers)
+	if err != nil {
+		return err
+	}
+	defer floor.Close()
+	// They take turns, so that all meet the same moments of a shared machine: sdkpp, the anchor
+	// and one of the floor's ways, in the order ABC then CBA, so that none is always the one that
+	// follows another; the floor's ways take two turns each in their turn (ABC CBA), so that the
+	// run grows by one endpoint's load. Each figure is the median of the turns' ratios.
 	var ratios, ourRates, baseRates []float64
 	var ourCPU, baseCPU cpuMeter
 	var pgTime time.Duration // the PostgreSQL server's CPU over the token endpoint's turns
 	each := dur / time.Duration(turns)
-	// measure loads target for one turn, with its CPU on m (and the PostgreSQL server's when
-	// server is set), profiled to the file prof when it is not empty.
-	measure := func(target, prof string, m *cpuMeter, server bool) (float64, error) {
+	// measure loads target for one turn, with its CPU on m (and the PostgreSQL server's on
+	// server when it is not nil), profiled to the file prof when it is not empty.
+	measure := func(target, prof string, m *cpuMeter, server *time.Duration) (float64, error) {
 		// Each turn starts from a collected heap, so that neither pays for the other's garbage
 		// (the anchor, which allocates little, would otherwise finish the cycles ours began).
 		runtime.GC()
@@ -159,29 +168,41 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 		pg0 := pg.used()
 		rate, err := load(target, form, workers, each)
 		m.stop(rate * each.Seconds())
-		if server {
-			pgTime += pg.used() - pg0
+		if server != nil {
+			*server += pg.used() - pg0
 		}
 		return rate, err
 	}
 	for turn := range turns {
-		var ours, base float64
-		var err error
-		if turn%2 == 0 {
-			if ours, err = measure(srv.APIURL()+"/oauth2/token", profile, &ourCPU, true); err == nil {
-				base, err = measure(bare.URL+"/token", anchorProfile(profile), &baseCPU, false)
-			}
-		} else {
-			if base, err = measure(bare.URL+"/token", anchorProfile(profile), &baseCPU, false); err == nil {
-				ours, err = measure(srv.APIURL()+"/oauth2/token", profile, &ourCPU, true)
-			}
+		way := floor.ways[(turn/2)%len(floor.ways)]
+		var ours, base, low float64
+		steps := []func() error{
+			func() (err error) {
+				ours, err = measure(srv.APIURL()+"/oauth2/token", profile, &ourCPU, &pgTime)
+				return err
+			},
+			func() (err error) {
+				base, err = measure(bare.URL+"/token", anchorProfile(profile), &baseCPU, nil)
+				return err
+			},
+			func() (err error) {
+				low, err = measure(way.srv.URL+"/token", "", &way.cpu, &way.pgTime)
+				way.turns += each
+				return err
+			},
 		}
-		if err != nil {
-			return err
+		if turn%2 == 1 {
+			slices.Reverse(steps)
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return err
+			}
 		}
 		ourRates, baseRates, ratios = append(ourRates, ours), append(baseRates, base), append(ratios, ours/base)
+		way.rates, way.ratios, way.ours = append(way.rates, low), append(way.ratios, low/base), append(way.ours, ours/low)
 	}
-	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s, in the order ABBA (medians)\n", label, workers, turns, each)
+	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s, in the order ABC CBA (medians)\n", label, workers, turns, each)
 	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req\n",
 		median(baseRates), baseCPU.perRequest(), baseCPU.allocsPerRequest())
 	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
@@ -196,6 +217,7 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 		fmt.Printf("  CPU ratio (the anchor's CPU per request over sdkpp's)                                             %.2fx\n",
 			baseCPU.perRequest()/ourCPU.perRequest())
 	}
+	floor.report(pg != nil, ourCPU, pgTime)
 	fmt.Println("  (CPU: this process's, clients and server together, over all turns; a PostgreSQL server's")
 	fmt.Println("   on its own line: on a shared machine the rates depend on the cores left, CPU much less)")
 	return nil
