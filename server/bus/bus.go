@@ -63,6 +63,8 @@ type Bus struct {
 	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
 	prefix string        // node and start time: message ids unique across restarts
 
+	ackers chan *acker // idle ones (publish.go)
+
 	mu      sync.Mutex
 	readers []*reader // Subscribe's
 }
@@ -115,7 +117,7 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
 	}
-	b := &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log,
+	b := &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log, ackers: make(chan *acker, idleAckers),
 		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
 	self.Store(b)
 	return b, nil
@@ -126,12 +128,12 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 	id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
 	start := bustrace.Default.Now()
-	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	seq, err := b.publish(ctx, data, id)
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish: %w", err)
 	}
-	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
-	return ack.Sequence, nil
+	bustrace.Default.Record(bustrace.Publish, seq, start)
+	return seq, nil
 }
 
 // PublishID is Publish with the message id given: the stream stores a message once per id
@@ -139,12 +141,12 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 // one's sequence number for the others.
 func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
 	start := bustrace.Default.Now()
-	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	seq, err := b.publish(ctx, data, id)
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish %s: %w", id, err)
 	}
-	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
-	return ack.Sequence, nil
+	bustrace.Default.Record(bustrace.Publish, seq, start)
+	return seq, nil
 }
 
 // Last returns the sequence number of the newest message of the stream (0 when it has none,
