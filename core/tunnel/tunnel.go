@@ -123,6 +123,9 @@ func (t *Tunnel) take(id uint64) *Call {
 // the call decodes its body from data while Answer runs, and copies it only when Then has not
 // been called yet.
 func (t *Tunnel) Answer(data json.RawMessage) {
+	if t.answerInOnePass(data) {
+		return
+	}
 	nonce, status, body, ok := decodeAnswer(data)
 	if !ok {
 		return
@@ -134,6 +137,82 @@ func (t *Tunnel) Answer(data json.RawMessage) {
 	if c := t.take(id); c != nil {
 		c.deliver(answer{status: status, body: body})
 	}
+}
+
+// answerInOnePass is Answer for the answer of a lobby message sent with Do or Then (out a new
+// *wire.LobbyMessage): its body is read once, by the message's decoder, where decodeAnswer
+// checked it first and the decoder read it again. The dispatch must be in the form the service
+// writes (splitAnswer); the message is decoded into a value of its own and handed to out only
+// once its decoder, which fails on what is not one valid JSON value, has taken the body whole:
+// then data is exactly the answer splitAnswer read. It reports false, having delivered nothing,
+// for anything else (another form, another out, Then not called yet, an error status, a body
+// the decoder refuses), which Answer then reads as before.
+func (t *Tunnel) answerInOnePass(data []byte) bool {
+	nonce, status, body, ok := splitAnswer(data)
+	if !ok || status >= 400 {
+		return false
+	}
+	id, ok := parseID(nonce)
+	if !ok {
+		return false
+	}
+	t.mu.Lock()
+	c := t.pending[id]
+	t.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	out, taking := c.out, c.taking
+	c.mu.Unlock()
+	m, isMessage := out.(*wire.LobbyMessage)
+	if !taking || !isMessage || m == nil || !reflect.ValueOf(m).Elem().IsZero() {
+		return false
+	}
+	var got wire.LobbyMessage
+	if wire.DecodeLobbyMessage(body, &got) != nil {
+		return false // not one valid JSON value (data may read otherwise), or not a message
+	}
+	if c = t.take(id); c != nil { // else it gave up meanwhile: dropped, as Answer drops it
+		*m = got
+		finish(nil, c.done, c.doneC) // Then's, fixed once taking was set
+	}
+	return true
+}
+
+// splitAnswer reads an SDKPP_REQUEST_RESULT's data in exactly the form the service writes it for
+// a request of this tunnel, {"nonce":"ID","status":N,"body":B} without white space, ID and N
+// plain digits, leaving B unscanned. When B is one valid JSON value, the result is encoding/json's
+// reading of data; when it is not, data may still be valid JSON that reads otherwise (B holding
+// more members, say): so B must be checked before it is used.
+func splitAnswer(data []byte) (nonce []byte, status int, body []byte, ok bool) {
+	const head, statusKey, bodyKey = `{"nonce":"`, `","status":`, `,"body":`
+	if len(data) < len(head) || string(data[:len(head)]) != head {
+		return nil, 0, nil, false
+	}
+	i := len(head)
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	nonce = data[len(head):i]
+	if len(data)-i < len(statusKey) || string(data[i:i+len(statusKey)]) != statusKey {
+		return nil, 0, nil, false
+	}
+	i += len(statusKey)
+	j := i
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' && j-i < 4 {
+		status = status*10 + int(data[j]-'0')
+		j++
+	}
+	// B and the closing brace take two bytes at least.
+	if j == i || (data[i] == '0' && j > i+1) || len(data)-j < len(bodyKey)+2 || string(data[j:j+len(bodyKey)]) != bodyKey {
+		return nil, 0, nil, false
+	}
+	body = data[j+len(bodyKey) : len(data)-1]
+	if data[len(data)-1] != '}' || body[0] <= ' ' || body[len(body)-1] <= ' ' {
+		return nil, 0, nil, false // white space around B, which encoding/json leaves out of it
+	}
+	return nonce, status, body, true
 }
 
 // parseID reads a request's id from its nonce, the id in decimal as Send writes it (no sign, no
