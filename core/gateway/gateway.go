@@ -348,9 +348,17 @@ var envelopeEnd = []byte{'}'}
 // errInvalidated is an Invalid Session that cannot be resumed: identify anew.
 var errInvalidated = errors.New("gateway: session invalidated")
 
-// run connects and reconnects until Close or a final close code.
+// run connects and reconnects until Close or a final close code. A session that was established
+// (READY or RESUMED) and dropped is resumed at once, without the backoff's delay: the service
+// replays only the last dispatches it keeps for the session (its replay limit, 1000 by
+// default), which a busy lobby's fan-out fills in a fraction of the first delay
+// (250 to 500 ms by default), so that waiting turned a drop into a session that could not be
+// resumed and events lost with it. Only once per Backoff.Max, so that a service that keeps
+// dropping sessions as soon as they are established is not hammered; attempts that fail back
+// off as before.
 func (c *Client) run() {
 	defer close(c.done)
+	var quick time.Time // when a dropped session was last resumed at once
 	for attempt := 0; c.ctx.Err() == nil && !c.closing.Load(); {
 		if attempt == 0 && c.hasSession() {
 			c.setStatus(Reconnecting, nil)
@@ -381,6 +389,10 @@ func (c *Client) run() {
 		}
 		c.setStatus(Reconnecting, err)
 		c.cfg.Logf("gateway: connection lost (%v); reconnecting", err)
+		if established && (quick.IsZero() || time.Since(quick) >= c.cfg.Backoff.Max) {
+			quick = time.Now()
+			continue
+		}
 		if c.cfg.Sleep(c.ctx, c.cfg.Backoff.Delay(attempt, c.cfg.Rand())) != nil {
 			return
 		}
