@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -133,7 +134,8 @@ func (a *api) send(p player, lobbyID, content string) error {
 // listener is a player's SDK gateway connection (core/gateway: the WebSocket client of the SDK,
 // which decodes every payload) that reports each lobby message's content and arrival time.
 type listener struct {
-	gw *gateway.Client
+	gw    *gateway.Client
+	watch *watch
 }
 
 // listen connects p and calls onMessage with the data of every LOBBY_MESSAGE_CREATE, as the SDK's
@@ -152,10 +154,15 @@ func listen(addr string, p player, onMessage func(data json.RawMessage)) (*liste
 func listenWith(addr string, p player, onDispatch func(event string, data json.RawMessage)) (*listener, error) {
 	ready := make(chan struct{})
 	var once sync.Once
+	w := &watch{player: p.id}
 	gw, err := gateway.New(gateway.Config{
 		URL:   "ws://" + addr + server.GatewayPath,
 		Token: func() string { return p.token },
-		OnStatus: func(s gateway.Status, _ error) {
+		Logf: func(format string, args ...any) {
+			clients.printf("player %d: "+format, append([]any{p.id}, args...)...)
+		},
+		OnStatus: func(s gateway.Status, err error) {
+			w.status(s, err)
 			if s == gateway.Ready {
 				once.Do(func() { close(ready) })
 			}
@@ -165,6 +172,7 @@ func listenWith(addr string, p player, onDispatch func(event string, data json.R
 		// as that decode does, so that its clients do the work of the SDK's check.
 		OnDispatch: func(event string, data json.RawMessage) {
 			if messages.Checks(event) && !jsonscan.Valid(data) {
+				w.invalid.Add(1) // the SDK's decode drops it: counted, so that a shortfall names it
 				return
 			}
 			onDispatch(event, data)
@@ -177,7 +185,7 @@ func listenWith(addr string, p player, onDispatch func(event string, data json.R
 	gw.Start()
 	select {
 	case <-ready:
-		return &listener{gw: gw}, nil
+		return &listener{gw: gw, watch: w}, nil
 	case <-time.After(30 * time.Second):
 		gw.Close()
 		return nil, fmt.Errorf("player %d: gateway not Ready after 30 s", p.id)
@@ -381,6 +389,9 @@ type sdkppFanout struct {
 	tunnel    *tunnel.Tunnel // the sender's requests over its gateway connection; nil: posters
 	posters   []*poster      // the sender's HTTP connections, one per send in flight
 	viaHTTP   bool           // the turns send with the posters even with a tunnel (httpSender)
+	per       []atomic.Int64 // each member's deliveries, counted with got's
+	// gatewayStats, when set, returns the service's gateway counters, for a turn that fell short.
+	gatewayStats func() (string, error)
 }
 
 // httpSender is f sending with HTTP POST (poster) as a game's backend does, on f's connections: a
@@ -412,8 +423,9 @@ func connectFanout(a *api, addrs []string, lobbyID string, ps []player, overGate
 	if overGateway {
 		f.tunnel = new(tunnel.Tunnel)
 	}
+	f.per = make([]atomic.Int64, len(ps))
 	for i, p := range ps {
-		onMessage := func(json.RawMessage) { f.got.add() }
+		onMessage := func(json.RawMessage) { f.per[i].Add(1); f.got.add() }
 		var l *listener
 		var err error
 		if i == 0 && f.tunnel != nil {
@@ -465,6 +477,10 @@ func (f *sdkppFanout) Close() {
 
 func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	wait := f.got.expect(int64(messages*len(f.ps)), nil)
+	before := make([]int64, len(f.per))
+	for i := range f.per {
+		before[i] = f.per[i].Load()
+	}
 	first := f.sent
 	f.sent += messages
 	var next atomic.Int64
@@ -493,9 +509,34 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 		return 0, err
 	}
 	if err := wait(); err != nil {
-		return 0, err
+		return 0, f.short(err, before, messages)
 	}
 	return time.Since(start), nil
+}
+
+// short is the error of a turn whose deliveries fell short (err): it names the members that
+// lack some, with what their clients went through, and the service's gateway counters.
+func (f *sdkppFanout) short(err error, before []int64, messages int) error {
+	ms := make([]memberState, len(f.listeners))
+	for i, l := range f.listeners {
+		m := memberState{index: i, player: f.ps[i].id, got: int(f.per[i].Load() - before[i]), want: messages,
+			status: l.gw.Status(), readies: int(l.watch.readies.Load()), drops: int(l.watch.drops.Load()),
+			invalid: int(l.watch.invalid.Load())}
+		if r := l.watch.last.Load(); r != nil {
+			m.lastDrop = *r
+		}
+		ms[i] = m
+	}
+	msg := err.Error() + shortfall(ms)
+	if f.gatewayStats != nil {
+		st, serr := f.gatewayStats()
+		if serr != nil {
+			st = serr.Error()
+		}
+		msg += "; the service's gateway: " + st
+	}
+	clients.printf("%s", msg)
+	return errors.New(msg)
 }
 
 // sender returns the send of the w-th send in flight: over the sender's gateway connection, as

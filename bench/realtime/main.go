@@ -81,6 +81,8 @@ func main() {
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
 	flag.StringVar(&node.Bus, "serve-bus", "", "internal: the child service's bus URL")
 	flag.IntVar(&node.ID, "serve-node", 0, "internal: the child service's node id")
+	flag.StringVar(&node.LogDir, "serve-log-dir", "", "internal: the child service's log directory")
+	flag.StringVar(&logDir, "log-dir", "", "write the sdkpp services' logs (Debug level) and the fan-out's gateway clients' life (statuses, drops and their causes) into this directory")
 	clusterOnly := flag.Bool("cluster-only", false, "measure only (d), the cluster")
 	clusterIdlePer := flag.Int("cluster-idle", 0, "measure only (e): idle identified sessions held on each of three nodes")
 	hold := flag.Bool("hold", false, "internal: hold idle gateway connections as a child process")
@@ -99,6 +101,14 @@ func main() {
 			os.Exit(1)
 		}
 		defer stop()
+	}
+	if *serve == "" {
+		closeLog, err := clients.open()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		defer closeLog()
 	}
 	if *serve != "" {
 		if err := serveChild(*serve, *serveHeartbeat, *serveProfile, node); err != nil {
@@ -265,6 +275,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	if err != nil {
 		return err
 	}
+	ourFan.gatewayStats = svc.gateway
 	defer ourFan.Close()
 	baseFan, err := newRedisFanout(rd, members, size)
 	if err != nil {

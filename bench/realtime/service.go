@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"sdkpp/server"
+	"sdkpp/server/gateway"
 	"sdkpp/server/ratelimit"
 )
 
@@ -58,11 +58,17 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 	}
 	var hello childHello
 	var stop func()
+	var gw func() gateway.Stats // the sdkpp service's gateway counters
 	switch kind {
 	case "sdkpp":
+		logger, closeLog, err := serviceLogger(node.LogDir)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
 		cfg := server.Config{Addr: "127.0.0.1:0", Dev: true, GatewayHeartbeat: heartbeat,
 			RateLimits: ratelimit.Config{Disabled: true}, // the service itself is measured, as Redis is
-			Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}
+			Logger:     logger}
 		cfg.Bus, cfg.NodeID = node.Bus, node.ID
 		switch node.Store {
 		case "", "memory":
@@ -84,7 +90,7 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 			srv.Close()
 			return err
 		}
-		stop = func() { srv.Close() }
+		stop, gw = func() { srv.Close() }, srv.Hub().Stats
 		hello = childHello{Addr: strings.TrimPrefix(srv.URL(), "http://"), BotToken: srv.DevCredentials().Applications[0].BotToken}
 	case "nats": // (d)'s bus: its own process, as PostgreSQL and Redis are
 		ns, err := startNATS()
@@ -147,6 +153,12 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 		if path, ok := strings.CutPrefix(in.Text(), "heap "); ok { // after a GC, as mem measures
 			runtime.GC()
 			if err := writeHeap(path); err != nil {
+				return err
+			}
+			continue
+		}
+		if in.Text() == "gateway" && gw != nil {
+			if err := out.Encode(gatewayReportOf(gw())); err != nil {
 				return err
 			}
 			continue
@@ -241,6 +253,7 @@ type child struct {
 type nodeConfig struct {
 	Store, Bus string
 	ID         int
+	LogDir     string // an sdkpp node's log goes there (serviceLogger); "": none
 }
 
 // startChild starts this program with -serve kind and reads its hello.
@@ -255,7 +268,7 @@ func startNode(kind string, heartbeat time.Duration, node nodeConfig) (*child, e
 		return nil, err
 	}
 	args := []string{"-serve", kind, "-serve-heartbeat", heartbeat.String(),
-		"-serve-store", node.Store, "-serve-bus", node.Bus, "-serve-node", strconv.Itoa(node.ID)}
+		"-serve-store", node.Store, "-serve-bus", node.Bus, "-serve-node", strconv.Itoa(node.ID), "-serve-log-dir", logDir}
 	if profileDir != "" {
 		args = append(args, "-serve-cpuprofile", filepath.Join(profileDir, kind+"-"+strconv.Itoa(os.Getpid())+"-"+
 			strconv.FormatInt(time.Now().UnixNano(), 36)+".pprof"))
@@ -295,6 +308,33 @@ func (c *child) readLine(v any) error {
 func (c *child) heap(path string) error {
 	_, err := io.WriteString(c.in, "heap "+path+"\n")
 	return err
+}
+
+// gatewayReport is an sdkpp child's gateway counters (gateway.Stats without its events).
+type gatewayReport struct {
+	Connections, Sessions, Connected int
+	Queued, QueuedMax                int64
+	Identifies, Resumes, Replayed    uint64
+	Closes                           map[int]uint64 // by the close code sent (0: the peer went first)
+}
+
+func gatewayReportOf(st gateway.Stats) gatewayReport {
+	return gatewayReport{Connections: st.Connections, Sessions: st.Sessions, Connected: st.Connected,
+		Queued: st.Queued, QueuedMax: st.QueuedMax, Identifies: st.Identifies, Resumes: st.Resumes,
+		Replayed: st.Replayed, Closes: st.Closes}
+}
+
+// gateway asks an sdkpp child for its gateway counters, as a line of JSON.
+func (c *child) gateway() (string, error) {
+	if _, err := io.WriteString(c.in, "gateway\n"); err != nil {
+		return "", err
+	}
+	var r gatewayReport
+	if err := c.readLine(&r); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(r)
+	return string(b), err
 }
 
 // memory asks the child for its memory report.

@@ -65,19 +65,21 @@ func benchDeliveries(b *testing.B, batch int) {
 // readyBenchClient returns a Client of the bare server at url (http://...) once it is Ready,
 // dispatching to onDispatch, its handshake made with hc (nil: the default); it never reconnects.
 func readyBenchClient(b *testing.B, url string, hc *http.Client, onDispatch func(event string, data json.RawMessage)) *Client {
+	return startReady(b, Config{URL: "ws" + url[len("http"):], OnDispatch: onDispatch, HTTPClient: hc})
+}
+
+// startReady starts a Client configured by cfg (its URL, OnDispatch, DataChecked and
+// HTTPClient) and returns it once it is Ready; it never reconnects.
+func startReady(b *testing.B, cfg Config) *Client {
 	ready := make(chan struct{}, 1)
-	gw, err := New(Config{
-		URL:   "ws" + url[len("http"):],
-		Token: func() string { return "token" },
-		OnStatus: func(s Status, _ error) {
-			if s == Ready {
-				ready <- struct{}{}
-			}
-		},
-		OnDispatch: onDispatch,
-		HTTPClient: hc,
-		Sleep:      func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() },
-	})
+	cfg.Token = func() string { return "token" }
+	cfg.OnStatus = func(s Status, _ error) {
+		if s == Ready {
+			ready <- struct{}{}
+		}
+	}
+	cfg.Sleep = func(ctx context.Context, _ time.Duration) error { <-ctx.Done(); return ctx.Err() }
+	gw, err := New(cfg)
 	require.NoError(b, err)
 	gw.Start()
 	select {

@@ -24,6 +24,9 @@ func decodePayload(b []byte) (*Payload, error) {
 type received struct {
 	p   Payload
 	seq int64
+	// last is the event name of the last dispatch split read: under fan-out most dispatches are
+	// of one event, whose name is then neither checked nor looked up again.
+	last string
 }
 
 // decode decodes one gateway payload into r and returns it; it is valid until r's next decode
@@ -131,7 +134,11 @@ func (r *received) split(b []byte) bool {
 	name := b[open+1 : end]
 	const tMark = `,"t":`
 	j := open - len(tMark)
-	if j <= start || string(b[j:open]) != tMark || !plainName(name) {
+	if j <= start || string(b[j:open]) != tMark {
+		return false
+	}
+	same := string(name) == r.last // plain already: r.last is a name plainName accepted
+	if !same && !plainName(name) {
 		return false
 	}
 	k := j
@@ -146,8 +153,11 @@ func (r *received) split(b []byte) bool {
 	if d[0] <= ' ' || d[len(d)-1] <= ' ' { // white space around d, which encoding/json leaves out
 		return false
 	}
+	if !same {
+		r.last = eventName(name)
+	}
 	r.p.Op, r.seq = int(op), seq
-	r.p.S, r.p.D, r.p.T = &r.seq, json.RawMessage(d), eventName(name)
+	r.p.S, r.p.D, r.p.T = &r.seq, json.RawMessage(d), r.last
 	return true
 }
 

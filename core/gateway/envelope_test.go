@@ -70,7 +70,8 @@ func agree(t *testing.T, reused *received, in []byte) {
 	werr := json.Unmarshal(in, &want)
 	fresh, gerr := decodePayload(in)
 	got, rerr := reused.decode(in, nil)
-	agreeUnchecked(t, in, werr, &want)
+	agreeUnchecked(t, reused, in, werr, &want)
+	got, rerr = reused.decode(in, nil) // again: agreeUnchecked decoded into reused meanwhile
 	require.Equal(t, (gerr != nil), (werr != nil), "%q: encoding/json error %v, decodePayload error %v", in, werr, gerr)
 	require.Equal(t, (rerr != nil), (werr != nil), "%q: encoding/json error %v, a reused decode's error %v", in, werr, rerr)
 	if werr != nil {
@@ -87,15 +88,27 @@ func agree(t *testing.T, reused *received, in []byte) {
 // agreeUnchecked holds decode with Config.DataChecked to encoding/json's result want (werr its
 // error) for in: with every event's data checked by the client, it agrees exactly; with none, a
 // payload it reads otherwise (or reads where encoding/json fails) is a dispatch whose d is not
-// valid JSON, which OnDispatch's decoder rejects.
-func agreeUnchecked(t *testing.T, in []byte, werr error, want *Payload) {
+// valid JSON, which OnDispatch's decoder rejects. Each holds for a new received and for reused,
+// which decoded other payloads before (the event name split read last, say).
+func agreeUnchecked(t *testing.T, reused *received, in []byte, werr error, want *Payload) {
 	t.Helper()
-	got, err := new(received).decode(in, func(string) bool { return false })
-	require.Equal(t, werr != nil, err != nil, "%q, all checked: encoding/json error %v, decode error %v", in, werr, err)
-	if werr == nil {
-		samePayload(t, in, want, got)
+	for _, r := range []*received{new(received), reused} {
+		got, err := r.decode(in, func(string) bool { return false })
+		require.Equal(t, werr != nil, err != nil, "%q, all checked: encoding/json error %v, decode error %v", in, werr, err)
+		if werr == nil {
+			samePayload(t, in, want, got)
+		}
 	}
-	got, err = new(received).decode(in, func(string) bool { return true })
+	for _, r := range []*received{new(received), reused} {
+		noneChecked(t, r, in, werr, want)
+	}
+}
+
+// noneChecked is agreeUnchecked's check with no event's data checked by the client, decoding
+// into r.
+func noneChecked(t *testing.T, r *received, in []byte, werr error, want *Payload) {
+	t.Helper()
+	got, err := r.decode(in, func(string) bool { return true })
 	if err != nil {
 		require.Error(t, werr, "%q, none checked: an error where encoding/json has none", in)
 		return

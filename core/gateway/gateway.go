@@ -254,7 +254,8 @@ func (c *Client) Send(ctx context.Context, op int, d any) error {
 }
 
 // SendRaw is Send with d already encoded: it must be one valid JSON value, which is written as
-// it is (encoding/json would check and copy it again).
+// it is (encoding/json would check and copy it again). d is not retained once SendRaw returns:
+// the caller may reuse it.
 func (c *Client) SendRaw(ctx context.Context, op int, d []byte) error {
 	return c.sendRaw(ctx, op, d, false)
 }
@@ -305,13 +306,13 @@ func (c *Client) write(ctx context.Context, conn *wsConn, held *holdConn, op int
 // the send of a lobby message several microseconds (a timer, and two contexts registered with
 // each other) on the way to the socket. The session's end closes the connection too (session),
 // which ends a write in progress.
+//
+// The envelope around raw is written into the frame with it (wsConn.WriteTextParts): raw is copied
+// once, into the frame, and not retained after writeRaw returns.
 func (c *Client) writeRaw(ctx context.Context, conn *wsConn, held *holdConn, op int, raw []byte, later bool) error {
-	b := make([]byte, 0, len(raw)+24)
-	b = append(b, `{"op":`...)
-	b = strconv.AppendInt(b, int64(op), 10)
-	b = append(b, `,"d":`...)
-	b = append(b, raw...)
-	b = append(b, '}')
+	var headBuf [32]byte
+	head := strconv.AppendInt(append(headBuf[:0], `{"op":`...), int64(op), 10)
+	head = append(head, `,"d":`...)
 	c.writeMu.Lock()
 	if err := ctx.Err(); err != nil {
 		c.writeMu.Unlock()
@@ -319,7 +320,7 @@ func (c *Client) writeRaw(ctx context.Context, conn *wsConn, held *holdConn, op 
 	}
 	if held != nil {
 		held.Hold(true)
-		err := conn.WriteText(b)
+		err := conn.WriteTextParts(head, raw, envelopeEnd)
 		held.Hold(false)
 		c.writeMu.Unlock()
 		if err != nil {
@@ -338,15 +339,26 @@ func (c *Client) writeRaw(ctx context.Context, conn *wsConn, held *holdConn, op 
 	defer c.writeMu.Unlock()
 	c.writeTimer.Reset(c.cfg.WriteTimeout)
 	defer c.writeTimer.Stop()
-	return conn.WriteText(b)
+	return conn.WriteTextParts(head, raw, envelopeEnd)
 }
+
+// envelopeEnd closes a payload's envelope after its d (writeRaw).
+var envelopeEnd = []byte{'}'}
 
 // errInvalidated is an Invalid Session that cannot be resumed: identify anew.
 var errInvalidated = errors.New("gateway: session invalidated")
 
-// run connects and reconnects until Close or a final close code.
+// run connects and reconnects until Close or a final close code. A session that was established
+// (READY or RESUMED) and dropped is resumed at once, without the backoff's delay: the service
+// replays only the last dispatches it keeps for the session (its replay limit, 1000 by
+// default), which a busy lobby's fan-out fills in a fraction of the first delay
+// (250 to 500 ms by default), so that waiting turned a drop into a session that could not be
+// resumed and events lost with it. Only once per Backoff.Max, so that a service that keeps
+// dropping sessions as soon as they are established is not hammered; attempts that fail back
+// off as before.
 func (c *Client) run() {
 	defer close(c.done)
+	var quick time.Time // when a dropped session was last resumed at once
 	for attempt := 0; c.ctx.Err() == nil && !c.closing.Load(); {
 		if attempt == 0 && c.hasSession() {
 			c.setStatus(Reconnecting, nil)
@@ -377,6 +389,10 @@ func (c *Client) run() {
 		}
 		c.setStatus(Reconnecting, err)
 		c.cfg.Logf("gateway: connection lost (%v); reconnecting", err)
+		if established && (quick.IsZero() || time.Since(quick) >= c.cfg.Backoff.Max) {
+			quick = time.Now()
+			continue
+		}
 		if c.cfg.Sleep(c.ctx, c.cfg.Backoff.Delay(attempt, c.cfg.Rand())) != nil {
 			return
 		}

@@ -276,12 +276,21 @@ func (c *wsConn) fail(code ws.StatusCode, reason string) {
 // WriteText writes p as one text message.
 func (c *wsConn) WriteText(p []byte) error { return c.writeFrame(ws.OpText, p) }
 
+// WriteTextParts writes head, p and tail, in this order, as one text message: a payload's
+// envelope goes into the frame around its data without being put together first.
+func (c *wsConn) WriteTextParts(head, p, tail []byte) error {
+	return c.writeFrameParts(ws.OpText, head, p, tail)
+}
+
 // errCloseSent is a frame written after the close frame.
 var errCloseSent = errors.New("gateway: the connection is closing")
 
 // writeFrame writes one frame, masked, with one write on the connection; a failed write closes
 // the connection (a frame written in part would corrupt the stream).
-func (c *wsConn) writeFrame(op ws.OpCode, p []byte) error {
+func (c *wsConn) writeFrame(op ws.OpCode, p []byte) error { return c.writeFrameParts(op, nil, p, nil) }
+
+// writeFrameParts is writeFrame with the payload head, p and tail, copied once, into the frame.
+func (c *wsConn) writeFrameParts(op ws.OpCode, head, p, tail []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closeSent {
@@ -292,17 +301,18 @@ func (c *wsConn) writeFrame(op ws.OpCode, p []byte) error {
 	}
 	var mask [4]byte
 	binary.LittleEndian.PutUint32(mask[:], rand.Uint32())
-	h := ws.Header{Fin: true, OpCode: op, Masked: true, Mask: mask, Length: int64(len(p))}
+	n := len(head) + len(p) + len(tail)
+	h := ws.Header{Fin: true, OpCode: op, Masked: true, Mask: mask, Length: int64(n)}
 	w := &c.wbuf
-	if cap(w.b) < ws.MaxHeaderSize+len(p) {
-		w.b = make([]byte, 0, ws.MaxHeaderSize+len(p))
+	if cap(w.b) < ws.MaxHeaderSize+n {
+		w.b = make([]byte, 0, ws.MaxHeaderSize+n)
 	}
 	w.b = w.b[:0]
 	if err := ws.WriteHeaderBuffer(w, h, c.whdr[:]); err != nil {
 		return fmt.Errorf("gateway: failed to write a frame: %w", err)
 	}
 	start := len(w.b)
-	w.b = append(w.b, p...)
+	w.b = append(append(append(w.b, head...), p...), tail...)
 	ws.Cipher(w.b[start:], mask, 0)
 	_, err := c.rwc.Write(w.b)
 	if err == nil && op == ws.OpClose && c.settle != nil {

@@ -26,8 +26,15 @@ func (s *lastSender) SendRaw(_ context.Context, _ int, d []byte) error {
 // BenchmarkSendAndAnswer measures a sender's work for one lobby message over the tunnel, without
 // the socket: the request encoded and registered (Send), its outcome awaited (Then), and its
 // answer, as the gateway client hands it (SDKPP_REQUEST_RESULT's data, in the reader's buffer),
-// matched and decoded into the message (Answer).
+// matched and decoded into the message (Answer). "new-out" decodes each answer into a new
+// message, as SendLobbyMessage and the realtime bench's sender do; "reused-out" into one
+// message, every time.
 func BenchmarkSendAndAnswer(b *testing.B) {
+	b.Run("new-out", func(b *testing.B) { benchSendAndAnswer(b, false) })
+	b.Run("reused-out", func(b *testing.B) { benchSendAndAnswer(b, true) })
+}
+
+func benchSendAndAnswer(b *testing.B, reuse bool) {
 	var t Tunnel
 	t.Enable(true)
 	gw := &lastSender{}
@@ -37,7 +44,7 @@ func BenchmarkSendAndAnswer(b *testing.B) {
 		ApplicationID: 1234567890123456000, Timestamp: "2026-11-29T19:45:35.123456Z"}
 	body := msg.AppendJSON(nil)
 	var data []byte // the reader's buffer, reused
-	var out wire.LobbyMessage
+	out := new(wire.LobbyMessage)
 	failed := 0
 	done := func(err error) {
 		if err != nil {
@@ -48,8 +55,11 @@ func BenchmarkSendAndAnswer(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		req := rest.Request{Method: http.MethodPost, Path: "/lobbies/1234567890123456788/messages",
 			JSON: wire.LobbyMessageRequest{Content: "fanout " + strconv.Itoa(i), Nonce: NewNonce(), EnforceNonce: true}}
+		if !reuse {
+			out = new(wire.LobbyMessage)
+		}
 		c := t.Send(context.Background(), gw, req)
-		c.Then(&out, done)
+		c.Then(out, done)
 		nonce := gw.d[len(`{"nonce":"`):]
 		nonce = nonce[:bytes.IndexByte(nonce, '"')]
 		data = append(data[:0], `{"nonce":"`...)

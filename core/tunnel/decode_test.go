@@ -102,3 +102,90 @@ func TestAnswerKeepsNoPartOfData(t *testing.T) {
 	require.Equal(t, []error{nil}, outcome, "answered before Then: delivered at once")
 	assert.Equal(t, "5", out.ID)
 }
+
+// answerInputs are the tails of answers, after `{"nonce":"ID",`: the service's form, which
+// Answer reads in one pass for a lobby message, and forms it must read as encoding/json does.
+var answerInputs = []string{
+	`"status":200,"body":{"id":"12","type":0,"content":"hi","lobby_id":"3","channel_id":"3","author":{"id":"4","username":"p","discriminator":"0","global_name":null,"avatar":null},"metadata":{"k":"v"},"flags":0,"timestamp":"2026-11-29T19:45:35Z","edited_timestamp":null}}`,
+	`"status":200,"body":{"id":"12","lobby_id":"3"}}`,
+	`"status":201,"body":null}`,
+	`"status":204,"body":{}}`,
+	`"status":200,"body":{"id":"12","lobby_id":"3"},"body":{"id":"13"}}`, // the last body wins
+	`"status":200,"body":{"id":"12"},"nonce":"other"}`,                   // another nonce wins
+	`"status":200,"body":{"id":"12"},"status":404}`,
+	`"status":200,"body":{"id":"12","lobby_id":"3"}`,       // unterminated
+	`"status":200,"body":{"id":"12","lobby_id":"3"},}`,     // a trailing comma
+	`"status":200,"body":{"id":"12","content":"a\u00e9"}}`, // escaped text
+	`"status":200,"body":{"id":12}}`,                       // a number for a string id
+	`"status":200,"body":{"id":"12","content":"\xff"}}`,    // not UTF-8
+	`"status":200,"body":{"id":"12","content":"a` + "\x01" + `"}}`,
+	`"status":200,"body":[1]}`,
+	`"status":200,"body":"text"}`,
+	`"status":200,"body": {"id":"12"} }`,
+	`"status":0200,"body":{"id":"12"}}`,
+	`"status":2000,"body":{"id":"12"}}`,
+	`"status":20000,"body":{"id":"12"}}`,
+	`"status":-200,"body":{"id":"12"}}`,
+	`"status":400,"body":{"code":50035,"message":"Invalid Form Body"}}`,
+	`"status":200,"body":}`,
+	`"status":200,"body":`,
+	`"status":200,"body":1`,
+	`"status":200,"body"`,
+	`"status":200,"body":{"id":"12"}`,
+	`"status":200}`,
+	`"body":{"id":"12"},"status":200}`,
+}
+
+// Answer gives a lobby message sent with Then the outcome encoding/json's reading of the
+// answer gives: the message its body decodes to, the error of an error status or a malformed
+// body, or nothing (a malformed answer, another nonce) with the call still waiting; whether it
+// reads the answer in one pass or not.
+func TestAnswerAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range answerInputs {
+		agreeAnswer(t, []byte(in))
+	}
+}
+
+func FuzzAnswer(f *testing.F) {
+	for _, in := range answerInputs {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(agreeAnswer)
+}
+
+// agreeAnswer answers a message sent with Then, with `{"nonce":"ID",` and tail, and holds the
+// outcome to encoding/json's.
+func agreeAnswer(t *testing.T, tail []byte) {
+	var tn Tunnel
+	tn.Enable(true)
+	s := &sender{}
+	c := tn.Send(context.Background(), s, rest.Request{Method: "POST", Path: "/lobbies/3/messages"})
+	var got wire.LobbyMessage
+	var outcome []error
+	c.Then(&got, func(err error) { outcome = append(outcome, err) })
+	nonce := s.nonce(t)
+	data := append([]byte(`{"nonce":"`+nonce+`",`), tail...)
+	tn.Answer(data)
+	tn.Lost() // what is still waiting now fails with ErrLost; it stops the deadlines' timer too
+
+	var r gwire.RequestResult
+	if json.Unmarshal(data, &r) != nil || r.Nonce != nonce {
+		require.Equal(t, []error{ErrLost}, outcome, "%q: no answer for the call", data)
+		return
+	}
+	require.Len(t, outcome, 1, "%q: one outcome", data)
+	var want wire.LobbyMessage
+	switch {
+	case r.Status >= 400:
+		var e *rest.Error
+		require.ErrorAs(t, outcome[0], &e, "%q", data)
+		assert.Equal(t, r.Status, e.Status, "%q", data)
+	case len(r.Body) == 0 || string(r.Body) == "null":
+		require.NoError(t, outcome[0], "%q", data)
+	case json.Unmarshal(r.Body, &want) != nil:
+		require.Error(t, outcome[0], "%q: a malformed body", data)
+	default:
+		require.NoError(t, outcome[0], "%q", data)
+		assert.Equal(t, want, got, "%q", data)
+	}
+}

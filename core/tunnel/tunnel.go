@@ -38,7 +38,8 @@ const Wait = 15 * time.Second
 // on ended before its answer, or the answer was late.
 var ErrLost = errors.New("the gateway session ended before the answer")
 
-// Sender writes one gateway payload; the gateway client (core/gateway) is one.
+// Sender writes one gateway payload; the gateway client (core/gateway) is one. SendRaw does not
+// retain d once it returns: Send reuses its storage for the next request.
 type Sender interface {
 	SendRaw(ctx context.Context, op int, d []byte) error
 }
@@ -122,6 +123,9 @@ func (t *Tunnel) take(id uint64) *Call {
 // the call decodes its body from data while Answer runs, and copies it only when Then has not
 // been called yet.
 func (t *Tunnel) Answer(data json.RawMessage) {
+	if t.answerInOnePass(data) {
+		return
+	}
 	nonce, status, body, ok := decodeAnswer(data)
 	if !ok {
 		return
@@ -133,6 +137,82 @@ func (t *Tunnel) Answer(data json.RawMessage) {
 	if c := t.take(id); c != nil {
 		c.deliver(answer{status: status, body: body})
 	}
+}
+
+// answerInOnePass is Answer for the answer of a lobby message sent with Do or Then (out a new
+// *wire.LobbyMessage): its body is read once, by the message's decoder, where decodeAnswer
+// checked it first and the decoder read it again. The dispatch must be in the form the service
+// writes (splitAnswer); the message is decoded into a value of its own and handed to out only
+// once its decoder, which fails on what is not one valid JSON value, has taken the body whole:
+// then data is exactly the answer splitAnswer read. It reports false, having delivered nothing,
+// for anything else (another form, another out, Then not called yet, an error status, a body
+// the decoder refuses), which Answer then reads as before.
+func (t *Tunnel) answerInOnePass(data []byte) bool {
+	nonce, status, body, ok := splitAnswer(data)
+	if !ok || status >= 400 {
+		return false
+	}
+	id, ok := parseID(nonce)
+	if !ok {
+		return false
+	}
+	t.mu.Lock()
+	c := t.pending[id]
+	t.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	out, taking := c.out, c.taking
+	c.mu.Unlock()
+	m, isMessage := out.(*wire.LobbyMessage)
+	if !taking || !isMessage || m == nil || !reflect.ValueOf(m).Elem().IsZero() {
+		return false
+	}
+	var got wire.LobbyMessage
+	if wire.DecodeLobbyMessage(body, &got) != nil {
+		return false // not one valid JSON value (data may read otherwise), or not a message
+	}
+	if c = t.take(id); c != nil { // else it gave up meanwhile: dropped, as Answer drops it
+		*m = got
+		finish(nil, c.done, c.doneC) // Then's, fixed once taking was set
+	}
+	return true
+}
+
+// splitAnswer reads an SDKPP_REQUEST_RESULT's data in exactly the form the service writes it for
+// a request of this tunnel, {"nonce":"ID","status":N,"body":B} without white space, ID and N
+// plain digits, leaving B unscanned. When B is one valid JSON value, the result is encoding/json's
+// reading of data; when it is not, data may still be valid JSON that reads otherwise (B holding
+// more members, say): so B must be checked before it is used.
+func splitAnswer(data []byte) (nonce []byte, status int, body []byte, ok bool) {
+	const head, statusKey, bodyKey = `{"nonce":"`, `","status":`, `,"body":`
+	if len(data) < len(head) || string(data[:len(head)]) != head {
+		return nil, 0, nil, false
+	}
+	i := len(head)
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		i++
+	}
+	nonce = data[len(head):i]
+	if len(data)-i < len(statusKey) || string(data[i:i+len(statusKey)]) != statusKey {
+		return nil, 0, nil, false
+	}
+	i += len(statusKey)
+	j := i
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' && j-i < 4 {
+		status = status*10 + int(data[j]-'0')
+		j++
+	}
+	// B and the closing brace take two bytes at least.
+	if j == i || (data[i] == '0' && j > i+1) || len(data)-j < len(bodyKey)+2 || string(data[j:j+len(bodyKey)]) != bodyKey {
+		return nil, 0, nil, false
+	}
+	body = data[j+len(bodyKey) : len(data)-1]
+	if data[len(data)-1] != '}' || body[0] <= ' ' || body[len(body)-1] <= ' ' {
+		return nil, 0, nil, false // white space around B, which encoding/json leaves out of it
+	}
+	return nonce, status, body, true
 }
 
 // parseID reads a request's id from its nonce, the id in decimal as Send writes it (no sign, no
@@ -234,12 +314,13 @@ func isNilPointer(v any) bool {
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
-// requestData is op 100's d, {"nonce","method","path","body"}, with the body (appendBody) encoded
-// in place: encoded apart and put in, it would be copied again for every message sent. The
-// nonce, the method and the path are written as they are when no byte of them needs an escape in
-// JSON, as for every request the SDK makes; else encoding/json writes them.
-func requestData(nonce, method, path string, body any) ([]byte, error) {
-	d := make([]byte, 0, len(nonce)+len(method)+len(path)+bodyRoom)
+// requestData appends op 100's d, {"nonce","method","path","body"}, to dst, with the body
+// (appendBody) encoded in place: encoded apart and put in, it would be copied again for every
+// message sent. The nonce, the method and the path are written as they are when no byte of them
+// needs an escape in JSON, as for every request the SDK makes; else encoding/json writes them.
+func requestData(dst, nonce []byte, method, path string, body any) ([]byte, error) {
+	d := dst
+	base := len(d)
 	d = append(d, `{"nonce":"`...)
 	d = append(d, nonce...)
 	d = append(d, `","method":"`...)
@@ -252,11 +333,11 @@ func requestData(nonce, method, path string, body any) ([]byte, error) {
 			Nonce  string `json:"nonce"`
 			Method string `json:"method"`
 			Path   string `json:"path"`
-		}{nonce, method, path})
+		}{string(nonce), method, path})
 		if err != nil {
 			return nil, err
 		}
-		d = append(d[:0], head[:len(head)-1]...) // without its closing brace
+		d = append(d[:base], head[:len(head)-1]...) // without its closing brace
 	}
 	if body != nil {
 		d = append(d, `,"body":`...)
@@ -268,13 +349,20 @@ func requestData(nonce, method, path string, body any) ([]byte, error) {
 	return append(d, '}'), nil
 }
 
-// bodyRoom is the room requestData makes for a body and the rest of the request: a lobby message
-// of a few hundred bytes fits without the buffer growing.
+// bodyRoom is the room a request's buffer has for a body and the rest of the request: a lobby
+// message of a few hundred bytes fits without the buffer growing.
 const bodyRoom = 640
+
+// maxKeptRequest is the largest request buffer Send keeps for the next request (requestBufs).
+const maxKeptRequest = 16 << 10
+
+// requestBufs holds the buffers of requests written already (a Sender does not retain them), so
+// that a request, a lobby message say, is encoded without an allocation of its own.
+var requestBufs = sync.Pool{New: func() any { b := make([]byte, 0, bodyRoom+128); return &b }}
 
 // plain reports whether s is printable ASCII that JSON (and encoding/json, which also escapes
 // '<', '>' and '&') writes in quotes as it is.
-func plain(s string) bool {
+func plain[S string | []byte](s S) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return false
@@ -334,13 +422,32 @@ type Call struct {
 // call, and no two requests of a tunnel share one.
 func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 	c := &Call{t: t, id: t.last.Add(1)}
-	d, err := requestData(strconv.FormatUint(c.id, 10), req.Method, req.Path, req.JSON)
+	var nonce [20]byte
+	buf := requestBufs.Get().(*[]byte)
+	d, err := requestData((*buf)[:0], strconv.AppendUint(nonce[:0], c.id, 10), req.Method, req.Path, req.JSON)
 	if err != nil {
+		requestBufs.Put(buf)
 		return &Call{err: &rest.Error{Network: true, Message: "encode request: " + err.Error(), Err: err}}
 	}
-	if gw == nil || req.Form != nil || !t.enabled.Load() {
-		return &Call{err: ErrLost} // not sent: HTTP is the way
+	err = t.write(ctx, gw, c, d, req.Form == nil)
+	if cap(d) <= maxKeptRequest { // written or not, d is Send's again (Sender)
+		*buf = d[:0]
+		requestBufs.Put(buf)
 	}
+	if err != nil {
+		return &Call{err: ErrLost}
+	}
+	return c
+}
+
+// write registers c and writes its request d over gw, unless it cannot go over the gateway
+// (no connection, a form body, a service that does not take requests: not sent, HTTP is the
+// way); it fails with ErrLost when the request was not written, or perhaps only in part.
+func (t *Tunnel) write(ctx context.Context, gw Sender, c *Call, d []byte, tunnelled bool) error {
+	if gw == nil || !tunnelled || !t.enabled.Load() {
+		return ErrLost
+	}
+	var err error
 	// Registered before the write: the answer may come before SendRaw returns.
 	if others := t.register(c); others > 0 {
 		if ls, ok := gw.(LaterSender); ok {
@@ -355,9 +462,9 @@ func (t *Tunnel) Send(ctx context.Context, gw Sender, req rest.Request) *Call {
 	}
 	if err != nil { // not Ready, or the write failed: perhaps sent
 		t.take(c.id)
-		return &Call{err: ErrLost}
+		return ErrLost
 	}
-	return c
+	return nil
 }
 
 // MaxInline is how many requests may wait for their answers while SendThen still writes on its

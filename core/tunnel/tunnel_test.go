@@ -1,6 +1,7 @@
 package tunnel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,7 @@ func (s *sender) SendRaw(_ context.Context, op int, d []byte) error {
 	if s.fail != nil {
 		return s.fail
 	}
-	s.sent = append(s.sent, d)
+	s.sent = append(s.sent, bytes.Clone(d)) // d is Send's again once SendRaw returns
 	return nil
 }
 
@@ -154,7 +155,10 @@ func TestRequestData(t *testing.T) {
 		// Bytes that need an escape in JSON go through encoding/json.
 		{"n3\"", "GET", "/a\\b?q=<&>\u00e9\n", []int{}, `[]`},
 	} {
-		d, err := requestData(tc.nonce, tc.method, tc.path, tc.body)
+		d, err := requestData([]byte(`prefix`), []byte(tc.nonce), tc.method, tc.path, tc.body)
+		require.NoError(t, err, "%s: %s", tc.nonce, d)
+		require.Equal(t, "prefix", string(d[:len("prefix")]), "appended to what dst holds")
+		d = d[len("prefix"):]
 		require.NoError(t, err, "%s: %s", tc.nonce, d)
 		require.True(t, json.Valid(d), "%s: %s %v", tc.nonce, d, err)
 		var got request
@@ -166,7 +170,7 @@ func TestRequestData(t *testing.T) {
 		}
 		require.Equal(t, want, got, "%s: decoded %+v from %s (%v)", tc.nonce, got, d, err)
 	}
-	_, err := requestData("n4", "POST", "/x", func() {})
+	_, err := requestData(nil, []byte("n4"), "POST", "/x", func() {})
 	require.Error(t, err, "a body encoding/json cannot encode")
 }
 

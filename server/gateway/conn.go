@@ -65,6 +65,7 @@ type conn struct {
 	rate      []time.Time // ring of the last RateLimit payload times
 	rateNext  int
 	readerRan chan struct{} // closed when the reader goroutine has returned
+	online    chan struct{} // closed when the hook of the user's first session has returned (goOnline)
 	token     string        // the identified session's credential with its scheme ("Bearer x", "Bot x"), for gwire.OpRequest; never logged
 
 	remoteAddr string                    // the client's address, for gwire.OpRequest
@@ -190,6 +191,9 @@ func (c *conn) finish(r wsframe.Close) {
 	if gwire.IsFinal(r.Code) {
 		r.End = true
 	}
+	if c.online != nil { // the user's going offline is reported after its coming online
+		<-c.online
+	}
 	h := c.h
 	h.mu.Lock()
 	wentOffline := false
@@ -237,6 +241,20 @@ func (c *conn) finish(r wsframe.Close) {
 	}
 	h.log.Debug("gateway: connection closed", "code", r.Code, "reason", r.Reason, "user_id", c.who.UserID,
 		"app_id", c.who.AppID)
+}
+
+// goOnline reports who's first live session (Hub.connection) on a goroutine of the connection's,
+// which finish waits for. The hook may wait for the store (the lobbies' order lock and commits),
+// and the session, attached, gets dispatches meanwhile: a loop that waited for it wrote none of
+// them, and a busy lobby pushed more than ReplayLimit in that time, so that the connection was
+// closed "too far behind" and its session lost with them (make bench's fan-out on PostgreSQL).
+func (c *conn) goOnline(who Identity) {
+	done := make(chan struct{})
+	c.online = done
+	go func() {
+		defer close(done)
+		c.h.connection(who, true)
+	}()
 }
 
 // closeWith ends the connection and waits for the reader goroutine. With a code, it performs
@@ -571,7 +589,7 @@ func (c *conn) identify(d json.RawMessage) (wsframe.Close, bool) {
 	c.authed, c.who = true, who
 	c.requester.Store(&requester{token: c.token, sess: s})
 	if first {
-		h.connection(who, true)
+		c.goOnline(who)
 	}
 	h.stats.Identifies.Add(1)
 	h.log.Debug("gateway: identified", "user_id", who.UserID, "app_id", who.AppID)
@@ -620,7 +638,7 @@ func (c *conn) resume(d json.RawMessage) (wsframe.Close, bool) {
 		a, r, stop = c.attach(rs.SessionID, *rs.Seq, who)
 	}
 	if a.first { // even if the replay's write failed: finish reports the user gone again
-		h.connection(who, true)
+		c.goOnline(who)
 	}
 	if stop || a.s == nil {
 		return r, stop
