@@ -1,6 +1,8 @@
 // Package bus connects the nodes of a cluster through NATS JetStream: every node publishes the
 // gateway's dispatches into one stream, and every node reads the whole stream, in the stream's
-// order, and delivers each dispatch to the sessions connected to it.
+// order, and delivers each dispatch to the sessions connected to it. A node reads it live from
+// the copy the stream republishes of each message it stores (LiveSubject), and from the stream
+// itself what it missed there.
 //
 // One stream gives one total order. A publish returns once the server stored the message and
 // gave it its sequence number, so a node that publishes two events one after the other (or two
@@ -61,8 +63,10 @@ type Bus struct {
 	msgID  atomic.Uint64 // publishes of this connection, for the stream's duplicate window
 	prefix string        // node and start time: message ids unique across restarts
 
-	mu   sync.Mutex
-	subs []jetstream.ConsumeContext
+	ackers chan *acker // idle ones (publish.go)
+
+	mu      sync.Mutex
+	readers []*reader // Subscribe's
 }
 
 // Connect connects to the NATS server at rawURL (nats://[user:password@]host:port, or several
@@ -76,6 +80,7 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 		o.Logger = slog.Default()
 	}
 	log := o.Logger
+	var self atomic.Pointer[Bus] // set once connected: reconnections reach its readers
 	nc, err := nats.Connect(rawURL,
 		nats.Name("sdkpp-node-"+strconv.Itoa(o.Node)),
 		nats.MaxReconnects(-1),
@@ -83,7 +88,12 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn("bus disconnected", "err", err)
 		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("bus reconnected", "server", Redact(c.ConnectedUrl())) }),
+		nats.ReconnectHandler(func(c *nats.Conn) {
+			log.Info("bus reconnected", "server", Redact(c.ConnectedUrl()))
+			if b := self.Load(); b != nil {
+				b.reconnected()
+			}
+		}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("bus: connect to %s: %w", Redact(rawURL), redactErr(err, rawURL))
@@ -101,13 +111,16 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 		Name: Stream, Subjects: []string{Subject}, Storage: storage, MaxAge: o.Retention,
 		// The duplicate window may not be longer than the messages live.
 		Retention: jetstream.LimitsPolicy, Duplicates: min(time.Minute, o.Retention),
+		RePublish: &jetstream.RePublish{Source: Subject, Destination: LiveSubject},
 	})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("bus: stream %s: %w", Stream, err)
 	}
-	return &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log,
-		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}, nil
+	b := &Bus{nc: nc, js: js, stream: st, node: o.Node, memory: o.Memory, log: log, ackers: make(chan *acker, idleAckers),
+		prefix: strconv.Itoa(o.Node) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-"}
+	self.Store(b)
+	return b, nil
 }
 
 // Publish appends data to the stream and returns its sequence number once the server stored
@@ -115,12 +128,12 @@ func Connect(ctx context.Context, rawURL string, o Options) (*Bus, error) {
 func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 	id := b.prefix + strconv.FormatUint(b.msgID.Add(1), 36)
 	start := bustrace.Default.Now()
-	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	seq, err := b.publish(ctx, data, id)
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish: %w", err)
 	}
-	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
-	return ack.Sequence, nil
+	bustrace.Default.Record(bustrace.Publish, seq, start)
+	return seq, nil
 }
 
 // PublishID is Publish with the message id given: the stream stores a message once per id
@@ -128,12 +141,12 @@ func (b *Bus) Publish(ctx context.Context, data []byte) (uint64, error) {
 // one's sequence number for the others.
 func (b *Bus) PublishID(ctx context.Context, data []byte, id string) (uint64, error) {
 	start := bustrace.Default.Now()
-	ack, err := b.js.Publish(ctx, Subject, data, jetstream.WithMsgID(id))
+	seq, err := b.publish(ctx, data, id)
 	if err != nil {
 		return 0, fmt.Errorf("bus: publish %s: %w", id, err)
 	}
-	bustrace.Default.Record(bustrace.Publish, ack.Sequence, start)
-	return ack.Sequence, nil
+	bustrace.Default.Record(bustrace.Publish, seq, start)
+	return seq, nil
 }
 
 // Last returns the sequence number of the newest message of the stream (0 when it has none,
@@ -153,39 +166,6 @@ func (b *Bus) Last(ctx context.Context) (uint64, error) {
 // subscription's goroutine, one message after the other in stream order.
 type Handler func(seq uint64, data []byte)
 
-// Subscribe delivers to handle every message after sequence number after (0: every message the
-// stream holds), in stream order, then every message published later, until Close. Messages the
-// stream no longer holds are skipped.
-func (b *Bus) Subscribe(ctx context.Context, after uint64, handle Handler) error {
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
-	if after > 0 {
-		cfg = jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: after + 1}
-	}
-	cons, err := b.js.OrderedConsumer(ctx, Stream, cfg)
-	if err != nil {
-		return fmt.Errorf("bus: consumer: %w", err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) {
-		got := bustrace.Default.Now()
-		md, err := m.Metadata()
-		if err != nil {
-			b.log.Error("bus: message without metadata", "err", err)
-			return
-		}
-		handle(md.Sequence.Stream, m.Data())
-		bustrace.Default.Record(bustrace.Receive, md.Sequence.Stream, got)
-	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		b.log.Warn("bus: consume", "err", err)
-	}))
-	if err != nil {
-		return fmt.Errorf("bus: consume: %w", err)
-	}
-	b.mu.Lock()
-	b.subs = append(b.subs, cc)
-	b.mu.Unlock()
-	return nil
-}
-
 // Read calls handle for each message with a sequence number from first to last (inclusive)
 // that the stream still holds, in order, and returns ErrGone when the stream no longer holds
 // first (it expired: the caller cannot have every message).
@@ -200,6 +180,12 @@ func (b *Bus) Read(ctx context.Context, first, last uint64, handle Handler) erro
 	if info.State.FirstSeq > first {
 		return ErrGone
 	}
+	return b.readFrom(ctx, first, last, handle)
+}
+
+// readFrom calls handle for each message the stream holds from sequence number first to last
+// (inclusive), in order.
+func (b *Bus) readFrom(ctx context.Context, first, last uint64, handle Handler) error {
 	cons, err := b.js.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: first})
 	if err != nil {
@@ -250,12 +236,11 @@ func (b *Bus) Check(ctx context.Context) error {
 // Close stops the subscriptions and closes the connection.
 func (b *Bus) Close() {
 	b.mu.Lock()
-	subs := b.subs
-	b.subs = nil
+	readers := b.readers
+	b.readers = nil
 	b.mu.Unlock()
-	for _, cc := range subs {
-		cc.Stop()
-		<-cc.Closed()
+	for _, r := range readers {
+		r.close()
 	}
 	b.nc.Close()
 }

@@ -51,3 +51,11 @@ func (srv *Server) Shutdown() {
 	srv.s.Shutdown()
 	srv.s.WaitForShutdown()
 }
+
+// Restart stops the server and starts it again on the same port and storage: clients
+// reconnect, and a stream on file storage keeps its messages.
+func (srv *Server) Restart(t testing.TB) {
+	t.Helper()
+	srv.Shutdown()
+	srv.start(t)
+}
