@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sdkpp/core/internal/testwait"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,6 +229,9 @@ func writeTimeoutCloses(t *testing.T, hc *http.Client) {
 	defer c.Close()
 	c.Start()
 	testwait.Until(t, "Ready", func() bool { return c.Status() == Ready })
+	rec.mu.Lock()
+	ready := len(rec.statuses) // the statuses up to Ready
+	rec.mu.Unlock()
 	big := []byte(`"` + strings.Repeat("x", 1<<20) + `"`)
 	failed := make(chan error, 1)
 	go func() {
@@ -244,7 +248,13 @@ func writeTimeoutCloses(t *testing.T, hc *http.Client) {
 	case <-time.After(time.Minute):
 		t.Fatal("a write the service never took did not fail")
 	}
-	testwait.Until(t, "not Ready", func() bool { return c.Status() != Ready })
+	// The client then reconnects at once (a dropped session is resumed without delay), so the
+	// connection's end shows in the statuses reported, not in a Status read later.
+	testwait.Until(t, "a status other than Ready", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return slices.ContainsFunc(rec.statuses[ready:], func(s Status) bool { return s != Ready })
+	})
 }
 
 // readyServer is a bare gateway: it sends Hello, reads Identify, sends READY, then hands the
@@ -303,7 +313,10 @@ func TestDataCheckedLeavesDataToOnDispatch(t *testing.T) {
 	})
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	require.Equal(t, []string{"READY", "CHECKED", "CHECKED", "OTHER"}, rec.events)
+	// The first session's dispatches; the client then resumes at once, and this bare server
+	// plays its frames again to the next one.
+	require.GreaterOrEqual(t, len(rec.events), 4)
+	require.Equal(t, []string{"READY", "CHECKED", "CHECKED", "OTHER"}, rec.events[:4])
 	assert.Equal(t, `{"id":"1",tru}`, string(rec.payloads[2]))
 	assert.ErrorContains(t, rec.lastErr, "malformed payload")
 }
