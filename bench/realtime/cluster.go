@@ -20,7 +20,7 @@ import (
 
 // clusterCases picks cases of (d) by their numbers (1 one node on SQLite, 2 one node on
 // PostgreSQL and NATS, 3 three nodes): "23" runs the last two; empty runs every one. A case's
-// latency is then put against the first one run.
+// latency is put against one node on SQLite's when that case runs too.
 var clusterCases = flag.String("cluster-cases", "", "(d): run only these cases, by number (1: one node on SQLite, 2: one node on PostgreSQL + NATS, 3: three nodes), e.g. 23")
 
 // clusterMessaging measures (d): (a) with HTTP sends and (b), on one node on SQLite, one node on
@@ -29,6 +29,11 @@ var clusterCases = flag.String("cluster-cases", "", "(d): run only these cases, 
 // prints where the CPU went per message (each node, PostgreSQL, NATS, the clients) and how much
 // of the machine was left idle: with the machine busy, the sends' waits are the other
 // processes' turns on the CPU.
+//
+// The cases' latencies are ratios of one another (issue 23 bounds three nodes' against one
+// node's), so every case is started first and their latency rounds take turns, a block of
+// turnRounds each: a load that comes and goes on a shared machine then weighs on every case
+// alike, where cases measured one after the other met whatever load their minute had.
 func clusterMessaging(rd *redisServer, rounds, members, messages, window int) error {
 	pg, err := startPostgres()
 	if err != nil {
@@ -37,7 +42,7 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 	defer pg.stop()
 	rounds = max(rounds/2, 1)
 	messages = max(messages/5, 1)
-	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, and (b), %d-member lobby, %d messages, %d in flight\n",
+	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, the cases' rounds in turns, and (b), %d-member lobby, %d messages, %d in flight\n",
 		rounds, members, messages, window)
 	var trace string
 	if *clusterTrace { // the nodes inherit it
@@ -52,47 +57,85 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		os.Setenv("SDKPP_BUS_TRACE", trace+"-bus")
 		defer os.Unsetenv("SDKPP_BUS_TRACE")
 	}
-	var single time.Duration
 	// The latency floors take turns with the first case and the third (latfloor.go).
 	floorStore := map[bool]string{true: "sqlite", false: "memory"}[storeName == "sqlite"]
 	floors := [3]*caseSides{singleFloor(floorStore), nil, clusterFloor(pg)}
-	var sdkp [3][2]time.Duration // each case's p50 and p99
-	for i, c := range []struct {
+	cases := [3]struct {
 		name  string
 		nodes int
 		pg    bool
 	}{{"one node, SQLite                ", 1, false}, {"one node, PostgreSQL + NATS     ", 1, true},
-		{"three nodes, PostgreSQL + NATS  ", 3, true}} {
+		{"three nodes, PostgreSQL + NATS  ", 3, true}}
+	var runs [3]*clusterRun
+	defer func() {
+		for _, c := range runs {
+			if c != nil {
+				c.close()
+			}
+		}
+	}()
+	for i, c := range cases {
 		if *clusterCases != "" && !strings.Contains(*clusterCases, strconv.Itoa(i+1)) {
 			continue
 		}
-		p50, p99, rate, base, cpu, err := clusterCase(rd, pg, c.nodes, c.pg, rounds, members, messages, window, trace, floors[i])
-		if err != nil {
+		if runs[i], err = startClusterRun(pg, c.nodes, c.pg, members, window, trace, floors[i]); err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
-		sdkp[i] = [2]time.Duration{p50, p99}
-		line := fmt.Sprintf("  sdkpp %s latency p50 %8s  p99 %8s", c.name, p50, p99)
-		if i == 0 {
-			single = p50
-		} else if single != 0 {
-			line += fmt.Sprintf(" (%.2fx one node on SQLite)", ratio(p50, single))
+	}
+	for first := 0; first < rounds+warmup; first += turnRounds {
+		last := min(first+turnRounds, rounds+warmup)
+		for i, c := range runs {
+			if c == nil {
+				continue
+			}
+			if err := c.latencyBlock(first, last); err != nil {
+				return fmt.Errorf("%s: %w", cases[i].name, err)
+			}
+		}
+	}
+	var sdkp [3][2]time.Duration // each case's p50 and p99
+	for i, c := range runs {
+		if c == nil {
+			continue
+		}
+		var err error
+		if sdkp[i][0], sdkp[i][1], err = c.endLatency(); err != nil {
+			return fmt.Errorf("%s: %w", cases[i].name, err)
+		}
+	}
+	single := sdkp[0][0]
+	for i, c := range runs {
+		if c == nil {
+			continue
+		}
+		name := cases[i].name
+		line := fmt.Sprintf("  sdkpp %s latency p50 %8s  p99 %8s", name, sdkp[i][0], sdkp[i][1])
+		if i > 0 && single != 0 {
+			line += fmt.Sprintf(" (%.2fx one node on SQLite)", ratio(sdkp[i][0], single))
 		}
 		fmt.Println(line)
-		if trace != "" && c.pg {
-			if err := printLatencyTimeline(trace, cpu.sender, cpu.receiver, cpu.rounds); err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
+		if trace != "" && c.onPG {
+			if err := printLatencyTimeline(trace, c.cpu.sender, c.cpu.receiver, c.cpu.rounds); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
 			}
 		}
 		if latencyOnly {
 			continue
 		}
-		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", c.name, rate, base, rate/base)
+		rate, base, err := c.fanout(rd, members, messages, window)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		cpu := c.cpu
+		fmt.Printf("        %s fan-out %10.0f deliveries/s  Redis %10.0f  ratio %.2fx\n", name, rate, base, rate/base)
 		fmt.Printf("        %s fan-out CPU per message of each node %v, PostgreSQL %v, NATS %v, this program (clients) %v; machine idle %.0f%%; write system calls per message of each node %v\n",
-			c.name, cpu.nodes, cpu.pg, cpu.nats, cpu.self, 100*cpu.idle, cpu.writes)
-		if trace != "" && c.pg { // the nodes have ended: their traces are written
+			name, cpu.nodes, cpu.pg, cpu.nats, cpu.self, 100*cpu.idle, cpu.writes)
+		c.close() // its nodes write their traces as they end, and leave the next case the machine
+		runs[i] = nil
+		if trace != "" && c.onPG {
 			sends, err := readSendTrace(trace, cpu.sender, cpu.messages)
 			if err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
+				return fmt.Errorf("%s: %w", name, err)
 			}
 			printSendTimeline(sends, cpu.took/time.Duration(max(cpu.messages, 1)))
 		}
@@ -126,167 +169,192 @@ type clusterCPU struct {
 	rounds   []latencyRound
 }
 
-// clusterCase runs one case of (d): nodes children, on a fresh database and NATS server when
-// onPG, else one on the store of -store. With trace (the traces' path) it notes the latency
-// rounds' times and nodes. With sides, they take turns with the latency rounds, one round each
-// after sdkpp's.
-func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, members, messages, window int, trace string, sides *caseSides) (p50, p99 time.Duration, rate, base float64, cpu clusterCPU, err error) {
-	var children []*child
-	var natsCPU cpuMeter // its server: the NATS child's pid, 0 without it
-	var natsAddr string
+// clusterRun is one case of (d) started: its processes, its players, its latency round and the
+// sides that take turns with it. clusterMessaging owns it; close stops its processes.
+type clusterRun struct {
+	pg       *postgres // nil unless onPG
+	onPG     bool
+	trace    string // the traces' path; empty without -cluster-trace
+	children []*child
+	nats     *child // its NATS server; nil without one
+	recv     []string
+	a        *api
+	ps       []player
+	size     int
+	to       *receiver
+	r        round
+	done     func() error
+	sides    *caseSides
+	others   []sideRound
+	stop     func() // stops the sides; a no-op once they are stopped
+	ds       []time.Duration
+	cpu      clusterCPU
+}
+
+// startClusterRun starts a case of (d): nodes children, on a fresh database of pg and a NATS
+// server of its own when onPG, else one on the store of -store; its players (members of them),
+// the latency rounds' lobby of two, their receiver, and sides. On an error it stops what it
+// started.
+func startClusterRun(pg *postgres, nodes int, onPG bool, members, window int, trace string, sides *caseSides) (_ *clusterRun, err error) {
+	c := &clusterRun{onPG: onPG, trace: trace, sides: sides, stop: func() {}}
 	defer func() {
-		for _, c := range children {
-			c.Close()
+		if err != nil {
+			c.close()
 		}
 	}()
 	if !onPG {
-		c, err := startChild("sdkpp", 0)
+		ch, err := startChild("sdkpp", 0)
 		if err != nil {
-			return 0, 0, 0, 0, cpu, err
+			return nil, err
 		}
-		children = append(children, c)
+		c.children = append(c.children, ch)
 	} else {
+		c.pg = pg
 		db, err := pg.database()
 		if err != nil {
-			return 0, 0, 0, 0, cpu, err
+			return nil, err
 		}
 		// NATS runs in a process of its own, as it would beside the nodes, and as PostgreSQL
 		// and Redis do: inside this one, its goroutines would wait behind the clients'.
-		ns, err := startChild("nats", 0)
-		if err != nil {
-			return 0, 0, 0, 0, cpu, err
+		if c.nats, err = startChild("nats", 0); err != nil {
+			return nil, err
 		}
-		defer func() { // after the nodes: a node stops within a moment only while its bus answers
-			for _, c := range children {
-				c.Close()
-			}
-			children = nil
-			ns.Close()
-		}()
-		natsCPU.server, natsAddr = ns.cmd.Process.Pid, ns.Addr
 		for i := range nodes { // one after the other: the first seeds the dev data
-			c, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: "nats://" + ns.Addr, ID: i + 1})
+			ch, err := startNode("sdkpp", 0, nodeConfig{Store: db, Bus: "nats://" + c.nats.Addr, ID: i + 1})
 			if err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return nil, err
 			}
-			children = append(children, c)
+			c.children = append(c.children, ch)
 		}
 	}
-	send := children[0]
-	recv := []string{send.Addr}
-	if len(children) > 1 {
-		recv = nil
-		for _, c := range children[1:] {
-			recv = append(recv, c.Addr)
+	send := c.children[0]
+	c.recv = []string{send.Addr}
+	if len(c.children) > 1 {
+		c.recv = nil
+		for _, ch := range c.children[1:] {
+			c.recv = append(c.recv, ch.Addr)
 		}
 	}
-	a := newAPI(send.Addr, window)
-	ps, err := a.players(send.BotToken, "d-", members)
-	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+	c.a = newAPI(send.Addr, window)
+	if c.ps, err = c.a.players(send.BotToken, "d-", members); err != nil {
+		return nil, err
 	}
-	pair, err := a.lobby("d-latency", ps[:2])
+	pair, err := c.a.lobby("d-latency", c.ps[:2])
 	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+		return nil, err
 	}
-	size, err := probeSize(a, recv[0], pair, ps[0], ps[1])
-	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+	if c.size, err = probeSize(c.a, c.recv[0], pair, c.ps[0], c.ps[1]); err != nil {
+		return nil, err
 	}
-	to, err := newReceiver(recv[0], ps[1])
-	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+	if c.to, err = newReceiver(c.recv[0], c.ps[1]); err != nil {
+		return nil, err
 	}
-	r, done := sdkppRound(a, pair, ps[0], nil, to, poll, "d")
-	var others []sideRound
-	stopSides := func() {}
+	c.r, c.done = sdkppRound(c.a, pair, c.ps[0], nil, c.to, poll, "d")
 	if sides != nil {
-		if others, stopSides, err = sides.start(natsAddr, size); err != nil {
-			to.c.Close()
-			return 0, 0, 0, 0, cpu, fmt.Errorf("floor: %w", err)
+		natsAddr := ""
+		if c.nats != nil {
+			natsAddr = c.nats.Addr
 		}
-		defer func() { stopSides() }()
-		sides.ds = make([][]time.Duration, len(others))
+		var stop func()
+		if c.others, stop, err = sides.start(natsAddr, c.size); err != nil {
+			return nil, fmt.Errorf("floor: %w", err)
+		}
+		c.stop = func() { stop(); c.stop = func() {} }
+		sides.ds = make([][]time.Duration, len(c.others))
 	}
-	var ds []time.Duration
-	cpu.sender, cpu.receiver = send.cmd.Process.Pid, children[len(children)-len(recv)].cmd.Process.Pid
-	// The sides take turns with sdkpp in blocks of turnRounds rounds: a node keeps a lobby's
-	// order lock a moment after a message (lobbies.Service.LockLinger, 2 ms), and the other
-	// sides' rounds between each two of sdkpp's would space them past it, so that each would
-	// take the lock again, which messages sent one after the other do not. A side that is to
-	// meet the processes as idle as sdkpp's rounds leave them (the hop) runs after each of
-	// sdkpp's rounds instead.
+	c.cpu.sender, c.cpu.receiver = send.cmd.Process.Pid, c.children[len(c.children)-len(c.recv)].cmd.Process.Pid
+	return c, nil
+}
+
+// latencyBlock runs the case's latency rounds first to last (the first warmup rounds are not
+// kept) and its sides' rounds. The sides take turns with sdkpp in blocks of rounds: a node keeps
+// a lobby's order lock a moment after a message (lobbies.Service.LockLinger, 2 ms), and the other
+// sides' rounds between each two of sdkpp's would space them past it, so that each would take
+// the lock again, which messages sent one after the other do not. A side that is to meet the
+// processes as idle as sdkpp's rounds leave them (the hop) runs after each of sdkpp's rounds
+// instead.
+func (c *clusterRun) latencyBlock(first, last int) error {
 	side := func(k, i int) error {
-		d, err := others[k].r(i)
+		d, err := c.others[k].r(i)
 		if err == nil && i >= warmup {
-			sides.ds[k] = append(sides.ds[k], d)
+			c.sides.ds[k] = append(c.sides.ds[k], d)
 		}
 		return err
 	}
-	for first := 0; first < rounds+warmup; first += turnRounds {
-		last := min(first+turnRounds, rounds+warmup)
-		for i := first; i < last; i++ {
-			sent := time.Now()
-			d, err := r(i)
-			if err != nil {
-				to.c.Close()
-				return 0, 0, 0, 0, cpu, err
-			}
-			if i >= warmup {
-				ds = append(ds, d)
-				if trace != "" {
-					cpu.rounds = append(cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
-				}
-			}
-			for k, o := range others {
-				if o.each {
-					if err := side(k, i); err != nil {
-						to.c.Close()
-						return 0, 0, 0, 0, cpu, err
-					}
-				}
+	for i := first; i < last; i++ {
+		sent := time.Now()
+		d, err := c.r(i)
+		if err != nil {
+			return err
+		}
+		if i >= warmup {
+			c.ds = append(c.ds, d)
+			if c.trace != "" {
+				c.cpu.rounds = append(c.cpu.rounds, latencyRound{sent.UnixNano(), sent.Add(d).UnixNano()})
 			}
 		}
-		for k, o := range others {
-			for i := first; i < last && !o.each; i++ {
+		for k, o := range c.others {
+			if o.each {
 				if err := side(k, i); err != nil {
-					to.c.Close()
-					return 0, 0, 0, 0, cpu, err
+					return err
 				}
 			}
 		}
 	}
-	to.c.Close()
-	stopSides() // before the fan-out, which they would only weigh on
-	stopSides = func() {}
-	if err := done(); err != nil {
-		return 0, 0, 0, 0, cpu, err
+	for k, o := range c.others {
+		for i := first; i < last && !o.each; i++ {
+			if err := side(k, i); err != nil {
+				return err
+			}
+		}
 	}
-	p50, p99 = percentiles(ds)
-	if latencyOnly { // -cluster-only -latency-only: builds compared in quick turns
-		return p50, p99, 0, 1, cpu, nil
+	return nil
+}
+
+// endLatency ends the latency rounds: it closes their receiver, stops the sides (before the
+// fan-out, which they would only weigh on), checks every send succeeded, and returns the rounds'
+// p50 and p99.
+func (c *clusterRun) endLatency() (p50, p99 time.Duration, err error) {
+	c.to.c.Close()
+	c.to = nil
+	c.stop()
+	if err := c.done(); err != nil {
+		return 0, 0, err
 	}
-	all, err := a.lobby("d-fanout", ps)
+	p50, p99 = percentiles(c.ds)
+	return p50, p99, nil
+}
+
+// fanout runs the case's fan-out, messages from one sender on the first node to all its players
+// connected to the other nodes (or its one), window in flight, in turns with Redis pub/sub to as
+// many subscribers, and returns both sides' deliveries per second; c.cpu then holds where the
+// CPU went.
+func (c *clusterRun) fanout(rd *redisServer, members, messages, window int) (rate, base float64, err error) {
+	all, err := c.a.lobby("d-fanout", c.ps)
 	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+		return 0, 0, err
 	}
-	ours, err := newSpreadFanout(a, recv, all, ps)
+	ours, err := newSpreadFanout(c.a, c.recv, all, c.ps)
 	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+		return 0, 0, err
 	}
 	defer ours.Close()
-	theirs, err := newRedisFanout(rd, members, size)
+	theirs, err := newRedisFanout(rd, members, c.size)
 	if err != nil {
-		return 0, 0, 0, 0, cpu, err
+		return 0, 0, err
 	}
 	defer theirs.Close()
+	var natsCPU cpuMeter // its server's; 0 without one
+	if c.nats != nil {
+		natsCPU.server = c.nats.cmd.Process.Pid
+	}
 	// The two take turns, a fifth of the messages each time, as in (b): on a shared machine a
 	// load that comes and goes then weighs on both sides alike.
 	per := max(messages/fanTurns, 1)
 	var ourTime, baseTime time.Duration
-	nodesCPU := make([]cpuMeter, len(children))
-	for i, c := range children {
-		nodesCPU[i].server = c.cmd.Process.Pid
+	nodesCPU := make([]cpuMeter, len(c.children))
+	for i, ch := range c.children {
+		nodesCPU[i].server = ch.cmd.Process.Pid
 	}
 	var pgCPU time.Duration
 	var idle, total int64
@@ -294,51 +362,52 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 		i0, a0 := machineIdle()
 		if natsCPU.server != 0 {
 			if err := natsCPU.start(); err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 		}
-		if onPG {
-			d, err := pg.cpu()
+		if c.onPG {
+			d, err := c.pg.cpu()
 			if err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 			pgCPU -= d
 		}
 		for i := range nodesCPU {
 			if err := nodesCPU[i].start(); err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 		}
 		d, err := ours.turn(per, window)
 		if err != nil {
-			return 0, 0, 0, 0, cpu, err
+			return 0, 0, err
 		}
 		for i := range nodesCPU {
 			if err := nodesCPU[i].stop(); err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 		}
 		ourTime += d
 		if natsCPU.server != 0 {
 			if err := natsCPU.stop(); err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 		}
 		i1, a1 := machineIdle()
 		idle, total = idle+i1-i0, total+a1-a0
-		if onPG {
-			d, err := pg.cpu()
+		if c.onPG {
+			d, err := c.pg.cpu()
 			if err != nil {
-				return 0, 0, 0, 0, cpu, err
+				return 0, 0, err
 			}
 			pgCPU += d
 		}
 		if d, err = theirs.turn(per, window); err != nil {
-			return 0, 0, 0, 0, cpu, err
+			return 0, 0, err
 		}
 		baseTime += d
 	}
 	messages = per * fanTurns
+	cpu := &c.cpu
 	cpu.messages, cpu.took = messages, ourTime
 	cpu.nodes = make([]time.Duration, len(nodesCPU))
 	for i := range nodesCPU {
@@ -355,7 +424,25 @@ func clusterCase(rd *redisServer, pg *postgres, nodes int, onPG bool, rounds, me
 	cpu.nats, _ = natsCPU.perMessage(messages)
 	cpu.nats = cpu.nats.Round(100 * time.Nanosecond)
 	n := float64(messages * members)
-	return p50, p99, n / ourTime.Seconds(), n / baseTime.Seconds(), cpu, nil
+	return n / ourTime.Seconds(), n / baseTime.Seconds(), nil
+}
+
+// close stops the case's sides and processes, the nodes before their NATS server (a node stops
+// within a moment only while its bus answers). It may be called more than once.
+func (c *clusterRun) close() {
+	if c.to != nil {
+		c.to.c.Close()
+		c.to = nil
+	}
+	c.stop()
+	for _, ch := range c.children {
+		ch.Close()
+	}
+	c.children = nil
+	if c.nats != nil {
+		c.nats.Close()
+		c.nats = nil
+	}
 }
 
 // postgres is a private PostgreSQL server (build/scripts/pg.sh) under build/bench.

@@ -656,7 +656,7 @@ func (h *hopRounds) round(i int) (time.Duration, error) {
 
 func (h *hopRounds) Close() { h.c.Close() }
 
-// caseSides are the sides that take turns with a case of (d)'s latency rounds (clusterCase): start
+// caseSides are the sides that take turns with a case of (d)'s latency rounds (clusterRun): start
 // starts them once the case's services run (natsAddr is its NATS server's, empty without one;
 // size its dispatches' data size) and returns their rounds and their stop; ds are then each
 // side's round times.
