@@ -58,10 +58,10 @@ func (c *Client) Connect() {
 		get := func(ctx context.Context, path string, out any) error {
 			return c.api.Do(ctx, rest.Request{Path: path}, out)
 		}
+		batch := queue.Batch() // the frames read together wake the game's thread once (callbacks.Batch)
 		gw, err := gateway.Discover(ctx, get, gateway.Config{
-			Token: c.auth.tokens.Get, OnStatus: c.onGatewayStatus,
-			// Yield: a thread the dispatch's callbacks woke in WaitCallbacks runs before the reader reads on.
-			OnDispatch:  func(event string, data json.RawMessage) { c.onDispatch(event, data); queue.Yield() },
+			Token: c.auth.tokens.Get, OnStatus: c.onGatewayStatus, OnDrained: batch.End,
+			OnDispatch:  func(event string, data json.RawMessage) { batch.Begin(); c.onDispatch(event, data) },
 			DataChecked: messages.Checks, // once: messages.Decode checks a message's data, the gateway leaves it
 			Logf:        func(format string, args ...any) { c.logf(LoggingSeverityVerbose, format, args...) },
 		})

@@ -18,7 +18,8 @@
 //     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
 //     sessions (the send path of the figures before op 100 took lobby messages). The three take
-//     turns, a fifth of the messages each time. With -floor, a fourth side takes its turns: the
+//     turns, a fifth of the messages each time, each turn from a collected heap (a runtime.GC()
+//     before it, untimed: the clients of every side share this process's heap). With -floor, a fourth side takes its turns: the
 //     floor (floor.go), the least any service with sdkpp's guarantees must do for the same
 //     deliveries (a durable SQLite commit per batch of sends in flight, one write per member per
 //     batch) with the cheapest correct clients, a lower bound on what sdkpp can cost.
@@ -76,6 +77,7 @@ func main() {
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time (with -cluster-only: only (d)'s latency)")
 	flag.BoolVar(&floorSide, "floor", false, "(b): add the floor side (floor.go), the least any service with sdkpp's guarantees must do, taking turns with the others")
+	flag.BoolVar(&turnGC, "turn-gc", true, "(b): collect the clients' heap before each side's turn, untimed, so that no side pays for another's garbage (false: measure without)")
 	flag.BoolVar(&fanoutOnly, "fanout-only", false, "measure only (b) over op 100 against Redis, without its HTTP side (for comparing builds and profiling the service's send path)")
 	var node nodeConfig
 	flag.StringVar(&node.Store, "serve-store", "", "internal: the child service's store (memory, sqlite or a database URL)")
@@ -317,8 +319,19 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	if floorFan != nil {
 		sides = append(sides, side{floorFan, &floorTime, floorCPU})
 	}
+	// The sides share this process, and so its heap: without a collection between turns, a side
+	// pays in its turn for the garbage the side before left (the Redis side's clients allocate
+	// several times what sdkpp's do per message), in the GC cycles and sweeping its allocations
+	// then trigger. Each turn therefore starts from a collected heap (untimed, outside the CPU
+	// meters, the same for every side), and each side's collections and allocations are counted
+	// in its own turns (gcTurns).
+	gcs := make([]gcTurns, len(sides))
 	for t := 0; t < fanTurns; t++ {
-		for _, side := range sides {
+		for k, side := range sides {
+			if turnGC {
+				runtime.GC()
+			}
+			gcs[k].start()
 			if err := side.cpu.start(); err != nil {
 				return err
 			}
@@ -329,6 +342,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			if err := side.cpu.stop(); err != nil {
 				return err
 			}
+			gcs[k].stop()
 			*side.total += d
 		}
 	}
@@ -356,6 +370,26 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	bcr, bcw := baseCPU.selfSyscallsPerMessage(messages)
 	ocr, ocw := ourCPU.selfSyscallsPerMessage(messages)
 	fmt.Printf("  the clients' system calls per message, reads / writes: Redis's %.1f / %.1f; sdkpp's %.1f / %.1f\n", bcr, bcw, ocr, ocw)
+	names := []string{"sdkpp's"}
+	if !fanoutOnly {
+		names = append(names, "over HTTP")
+	}
+	names = append(names, "Redis's")
+	if floorFan != nil {
+		names = append(names, "the floor's")
+	}
+	gcWhen := "each side's turn starts from a collected heap (runtime.GC() before it, untimed, the same for every side)"
+	if !turnGC {
+		gcWhen = "no collection between turns (-turn-gc=false): a side's turn pays for garbage the one before left"
+	}
+	fmt.Printf("  the clients' process (one heap for every side; %s), in each side's turns, per message: ", gcWhen)
+	for k, g := range gcs {
+		if k > 0 {
+			fmt.Print("; ")
+		}
+		fmt.Print(names[k] + " " + g.perMessage(messages))
+	}
+	fmt.Println()
 	if floorFan != nil {
 		floorRate := float64(messages*members) / floorTime.Seconds()
 		fs, fc := floorCPU.perMessage(messages)
@@ -432,6 +466,46 @@ func loadAverage() string {
 		return f[0]
 	}
 	return "unknown"
+}
+
+// turnGC: (b) collects this process's heap before each side's turn (-turn-gc).
+var turnGC = true
+
+// gcTurns sums what this process's heap went through during one side's turns: the bytes
+// allocated, the GC cycles completed and the CPU the runtime estimates its GC spent (assists,
+// background and idle workers, pauses).
+type gcTurns struct {
+	allocs, cycles uint64
+	cpu            float64 // seconds
+	s0             [3]metrics.Sample
+}
+
+var gcMetrics = [3]string{"/gc/heap/allocs:bytes", "/gc/cycles/total:gc-cycles", "/cpu/classes/gc/total:cpu-seconds"}
+
+func (g *gcTurns) read(s *[3]metrics.Sample) {
+	for i := range s {
+		s[i].Name = gcMetrics[i]
+	}
+	metrics.Read(s[:])
+}
+
+// start begins a turn.
+func (g *gcTurns) start() { g.read(&g.s0) }
+
+// stop ends the turn start began and adds what it saw.
+func (g *gcTurns) stop() {
+	var s [3]metrics.Sample
+	g.read(&s)
+	g.allocs += s[0].Value.Uint64() - g.s0[0].Value.Uint64()
+	g.cycles += s[1].Value.Uint64() - g.s0[1].Value.Uint64()
+	g.cpu += s[2].Value.Float64() - g.s0[2].Value.Float64()
+}
+
+// perMessage is what g saw per message of messages, as text.
+func (g *gcTurns) perMessage(messages int) string {
+	n := float64(max(messages, 1))
+	return fmt.Sprintf("%.0f B allocated, %.2f GC cycles per 1000, GC CPU %s",
+		float64(g.allocs)/n, 1000*float64(g.cycles)/n, time.Duration(g.cpu/n*1e9).Round(100*time.Nanosecond))
 }
 
 // gcCycles returns how many GC cycles this process has completed.

@@ -25,13 +25,16 @@ type Queue struct {
 	size     atomic.Int64
 	wake     chan struct{} // closed by the next push, for the threads in Wait; nil when none waits
 	woke     atomic.Bool   // a push closed wake since the last Yield
+	holds    int           // HoldWakes not yet released
+	held     bool          // an item was queued while holds > 0: the next ReleaseWakes wakes
 
 	// OnPanic, if set, receives the value of a callback that panicked; Run then goes on with the
 	// next item. Set it before the first Run.
 	OnPanic func(v any)
 
 	// OnPush, if set, runs after each item is queued, on the queuing thread, outside the queue's
-	// lock: for waiters that wait elsewhere than in Wait. Set it before the first item is queued.
+	// lock: for waiters that wait elsewhere than in Wait. Items queued while wakes are held
+	// (HoldWakes) run it once, in ReleaseWakes. Set it before the first item is queued.
 	OnPush func()
 }
 
@@ -52,13 +55,56 @@ func (q *Queue) push(it item) {
 	q.mu.Lock()
 	q.items = append(q.items, it)
 	q.size.Add(1)
+	hold := q.holds > 0
+	if hold {
+		q.held = true
+	} else {
+		q.wakeLocked()
+	}
+	q.mu.Unlock()
+	if !hold && q.OnPush != nil {
+		q.OnPush()
+	}
+}
+
+// wakeLocked wakes the threads waiting in Wait; q.mu is held.
+func (q *Queue) wakeLocked() {
 	if q.wake != nil {
 		close(q.wake)
 		q.wake = nil
 		q.woke.Store(true)
 	}
+}
+
+// HoldWakes makes the items queued from now until ReleaseWakes leave the threads waiting in Wait
+// asleep (and OnPush uncalled) until then: a goroutine that queues, one by one, the callbacks of
+// what arrived together (the gateway's reader, dispatching the frames of one socket read) wakes
+// the game's thread once for all of them instead of once for each, which then ran a Run for one
+// item and waited again while the next was being queued. Items are queued and visible at once:
+// a thread that calls Wait or Run meanwhile finds them; only the threads already asleep in Wait
+// (or outside Go, OnPush) are woken later, when the holder has queued the rest. Call
+// ReleaseWakes soon, before anything that may block. Holds may overlap (several goroutines
+// may hold); each ReleaseWakes wakes for what was queued before it.
+func (q *Queue) HoldWakes() {
+	q.mu.Lock()
+	q.holds++
 	q.mu.Unlock()
-	if q.OnPush != nil {
+}
+
+// ReleaseWakes ends a HoldWakes: if items were queued while wakes were held, it wakes the threads
+// waiting in Wait and calls OnPush, once.
+func (q *Queue) ReleaseWakes() {
+	q.mu.Lock()
+	if q.holds > 0 {
+		q.holds--
+	}
+	wake := q.held
+	if wake {
+		q.held = false
+		q.wakeLocked()
+	}
+	q.mu.Unlock()
+	if wake && q.OnPush != nil {
 		q.OnPush()
 	}
 }
@@ -375,4 +421,34 @@ func (o *Once) finish() bool {
 	delete(s.onces, o)
 	s.mu.Unlock()
 	return true
+}
+
+// Batch holds the queue's wakes for one goroutine that queues in batches, such as a gateway
+// reader: Begin before queuing each item of a batch, End when the batch is queued. Its methods
+// are for that one goroutine; the zero Batch is unusable (Queue.Batch).
+type Batch struct {
+	q       *Queue
+	holding bool
+}
+
+// Batch returns a Batch of q.
+func (q *Queue) Batch() *Batch { return &Batch{q: q} }
+
+// Begin holds the queue's wakes (HoldWakes) unless the batch holds them already.
+func (b *Batch) Begin() {
+	if !b.holding {
+		b.holding = true
+		b.q.HoldWakes()
+	}
+}
+
+// End releases the batch's hold, which wakes the threads waiting for its items, and lets the
+// goroutine woken run first (Yield). It does nothing when the batch holds nothing.
+func (b *Batch) End() {
+	if !b.holding {
+		return
+	}
+	b.holding = false
+	b.q.ReleaseWakes()
+	b.q.Yield()
 }

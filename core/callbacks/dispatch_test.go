@@ -280,3 +280,89 @@ func TestOnPushFollowsEveryQueuedItem(t *testing.T) {
 	q.Run()
 	assert.Equal(t, 3, pushes, "Run queues nothing")
 }
+
+// TestHeldWakesWakeOnceAtRelease: items queued while wakes are held are visible at once (Len, a
+// Wait that starts, Run) but leave a thread already asleep in Wait asleep, and OnPush uncalled,
+// until ReleaseWakes, which wakes it and calls OnPush once for all of them.
+func TestHeldWakesWakeOnceAtRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New()
+		pushes := 0
+		q.OnPush = func() { pushes++ }
+		s := q.NewScope(nil)
+		woke := make(chan bool, 1)
+		go func() { woke <- q.Wait(time.Hour) }()
+		synctest.Wait() // the waiter is asleep in Wait
+
+		q.HoldWakes()
+		s.Post(func() {})
+		s.Post(func() {})
+		synctest.Wait()
+		select {
+		case <-woke:
+			require.Fail(t, "a held push woke the waiter")
+		default:
+		}
+		assert.Zero(t, pushes, "OnPush while held")
+		assert.Equal(t, 2, q.Len(), "held items are queued")
+		assert.True(t, q.Wait(time.Hour), "a Wait that starts finds held items at once")
+
+		q.ReleaseWakes()
+		require.True(t, <-woke, "the release woke the waiter with the items queued")
+		assert.Equal(t, 1, pushes, "one OnPush for the held items")
+		assert.True(t, q.Yield(), "the release's wake is Yield's to hand over")
+		assert.Equal(t, 2, q.Run(), "Run takes the held items")
+
+		// A release with nothing queued meanwhile wakes nobody; pushes after it wake at once.
+		q.HoldWakes()
+		q.ReleaseWakes()
+		assert.Equal(t, 1, pushes, "a release without items calls no OnPush")
+		s.Post(func() {})
+		assert.Equal(t, 2, pushes, "a push after the release wakes at once")
+	})
+}
+
+// TestHeldWakesOverlap: while two goroutines hold, a push is woken for by the first release;
+// one that follows it, by the second.
+func TestHeldWakesOverlap(t *testing.T) {
+	q := New()
+	pushes := 0
+	q.OnPush = func() { pushes++ }
+	s := q.NewScope(nil)
+	q.HoldWakes()
+	q.HoldWakes()
+	s.Post(func() {})
+	q.ReleaseWakes()
+	assert.Equal(t, 1, pushes, "the first release wakes for the item queued before it")
+	s.Post(func() {})
+	assert.Equal(t, 1, pushes, "still held by the second hold")
+	q.ReleaseWakes()
+	assert.Equal(t, 2, pushes, "the second release wakes for the item queued after the first")
+	s.Post(func() {})
+	assert.Equal(t, 3, pushes, "no hold left: a push wakes at once")
+	assert.Equal(t, 3, q.Run())
+}
+
+// TestBatchHoldsFromBeginToEnd: a Batch holds the wakes from its first Begin to End, once however
+// many items it queued, and End without Begin does nothing; callbacks still run only in Run.
+func TestBatchHoldsFromBeginToEnd(t *testing.T) {
+	q := New()
+	pushes, ran := 0, 0
+	q.OnPush = func() { pushes++ }
+	s := q.NewScope(nil)
+	b := q.Batch()
+	b.End()
+	assert.Zero(t, pushes, "End without Begin")
+	for range 3 {
+		b.Begin()
+		s.Post(func() { ran++ })
+	}
+	assert.Zero(t, pushes, "no wake before End")
+	assert.Zero(t, ran, "nothing runs outside Run")
+	b.End()
+	assert.Equal(t, 1, pushes, "one wake for the batch")
+	b.End()
+	assert.Equal(t, 1, pushes, "a second End wakes nobody")
+	assert.Equal(t, 3, q.Run())
+	assert.Equal(t, 3, ran)
+}

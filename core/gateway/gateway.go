@@ -91,6 +91,12 @@ type Config struct {
 	// (once is enough), and data that is not valid JSON reaches OnDispatch rather than ending the
 	// session. READY's and RESUMED's data are always checked.
 	DataChecked func(event string) bool
+	// OnDrained, when set, runs on the client's goroutine each time the client is about to read
+	// from the connection again (a read that may wait), having handed OnDispatch everything it
+	// read before, and when a connection ends: the dispatches between two calls are the frames
+	// that arrived together, and a handler that wakes another thread for them (the SDK's
+	// callback queue) can wake it once, here, instead of once per dispatch.
+	OnDrained func()
 
 	HelloTimeout time.Duration // from connect to Hello; 0 is 10 s
 	WriteTimeout time.Duration // one write's limit, after which the connection is closed; 0 is 10 s
@@ -442,6 +448,10 @@ func (c *Client) session() (established bool, err error) {
 	}
 	if held != nil {
 		conn.settle = held.Settle
+	}
+	if c.cfg.OnDrained != nil {
+		conn.drained = c.cfg.OnDrained
+		defer c.cfg.OnDrained() // the last dispatches of a connection that ends without reading on
 	}
 	c.writeMu.Lock()
 	c.writeTimer = time.AfterFunc(c.cfg.WriteTimeout, func() { conn.CloseNow() })

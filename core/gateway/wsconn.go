@@ -38,8 +38,11 @@ import (
 // subprotocol.
 type wsConn struct {
 	rwc   io.ReadWriteCloser // the upgraded connection
-	br    *bufio.Reader      // over rwc; the reader's
+	br    *bufio.Reader      // over rwc (through drainedReader); the reader's
 	limit int64              // a message's most bytes
+	// drained, when set, runs on the reader's goroutine before each read from rwc, which may
+	// wait: what was read before has been handed over. Set it before the first ReadMessage.
+	drained func()
 
 	hdr []byte                              // ws.ReadHeaderBuffer's scratch; the reader's
 	ctl [ws.MaxControlFramePayloadSize]byte // a control frame's payload; the reader's
@@ -125,10 +128,19 @@ func dialWS(ctx context.Context, rawURL string, hc *http.Client, limit int64) (*
 
 // newWSConn returns the client's side of the WebSocket connection rwc, upgraded already.
 func newWSConn(rwc io.ReadWriteCloser, limit int64) *wsConn {
-	return &wsConn{
-		rwc: rwc, br: bufio.NewReaderSize(rwc, readBufferSize), limit: limit,
-		hdr: make([]byte, 0, ws.MaxHeaderSize-2), closed: make(chan struct{}),
+	c := &wsConn{rwc: rwc, limit: limit, hdr: make([]byte, 0, ws.MaxHeaderSize-2), closed: make(chan struct{})}
+	c.br = bufio.NewReaderSize(drainedReader{c}, readBufferSize)
+	return c
+}
+
+// drainedReader reads c's connection for its buffered reader, calling c.drained first.
+type drainedReader struct{ c *wsConn }
+
+func (r drainedReader) Read(p []byte) (int, error) {
+	if r.c.drained != nil {
+		r.c.drained()
 	}
+	return r.c.rwc.Read(p)
 }
 
 // handshakeClient is a copy of hc (nil: the default client) that follows redirects of the
