@@ -33,10 +33,12 @@ import (
 //     one write), the sender's being one of them as a game's is;
 //   - each message sent (a text frame with a nonce and the content, JSON) is decoded, given an id
 //     and committed durably before anyone sees it: one row of lobby_messages as sdkpp's (its
-//     columns and primary key; without its two secondary indexes or the nonce's check) in a
-//     SQLite database in WAL mode with synchronous=NORMAL, the store's settings, through the
-//     store's driver; the messages read in one go (those in flight) are committed in one
-//     transaction with one INSERT;
+//     columns and primary key; without its two secondary indexes or the nonce's check) in the
+//     store of the run: a SQLite database in WAL mode with synchronous=NORMAL, the store's
+//     settings, through the store's driver; or, on PostgreSQL, a database of its own on the same
+//     server, written as a skilled pgx user would (floorpg.go: one connection held open, the
+//     INSERT prepared on it, run with one round trip, autocommitted); the messages read in one go
+//     (those in flight) are committed in one transaction with one INSERT, one commit in flight;
 //   - then the sender has its answers (the message's id for its nonce) in one write, and the
 //     batch's dispatch frames go to every member, with every other message committed while the
 //     previous fan-out was being written, in one write per connection (a fan-out goroutine).
@@ -86,8 +88,7 @@ var (
 
 // floorServer is the floor service.
 type floorServer struct {
-	db      *sql.DB
-	inserts map[int]*sql.Stmt          // INSERT of n rows; used by the sender's loop only
+	db      floorDB                    // used by the sender's loop only
 	members atomic.Pointer[[]net.Conn] // copied on change, so that no lock is held across writes
 	mu      sync.Mutex                 // serializes changes of members and conns
 	conns   map[net.Conn]bool          // every connection, closed by close
@@ -116,10 +117,32 @@ const floorSchema = `CREATE TABLE lobby_messages (
 	nonce TEXT
 )`
 
-// openFloorDB creates the floor's database in dir with the store's settings (WAL,
+// floorDB commits a batch of messages in one transaction, one batch at a time.
+type floorDB interface {
+	commit(batch []floorMessage) error
+	Close() error
+}
+
+// openFloorDB opens the floor's store: store is "sqlite:DIR" (openFloorSQLite) or a PostgreSQL
+// URL of a database of the floor's own (openFloorPostgres).
+func openFloorDB(store string) (floorDB, error) {
+	if dir, ok := strings.CutPrefix(store, "sqlite:"); ok {
+		return openFloorSQLite(dir)
+	}
+	return openFloorPostgres(store)
+}
+
+// floorSQLite is the floor's SQLite database.
+type floorSQLite struct {
+	db      *sql.DB
+	inserts map[int]*sql.Stmt // INSERT of n rows
+	args    []any             // reused storage for an INSERT's arguments
+}
+
+// openFloorSQLite creates the floor's database in dir with the store's settings (WAL,
 // synchronous=NORMAL; SQLite's own automatic checkpoints, where the store runs them beside its
 // writer) and one connection.
-func openFloorDB(dir string) (*sql.DB, error) {
+func openFloorSQLite(dir string) (*floorSQLite, error) {
 	p := filepath.Join(dir, "floor.db")
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: p}).EscapedPath()+
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
@@ -132,17 +155,19 @@ func openFloorDB(dir string) (*sql.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("floor: schema: %w", err)
 	}
-	return db, nil
+	return &floorSQLite{db: db, inserts: map[int]*sql.Stmt{}}, nil
 }
 
-// serveFloor runs the floor service on a loopback port, its database in dir, and returns its
-// address and its stop (which may be called more than once).
-func serveFloor(dir string) (addr string, stop func(), err error) {
-	db, err := openFloorDB(dir)
+func (f *floorSQLite) Close() error { return f.db.Close() }
+
+// serveFloor runs the floor service on a loopback port, its store store (see openFloorDB), and
+// returns its address and its stop (which may be called more than once).
+func serveFloor(store string) (addr string, stop func(), err error) {
+	db, err := openFloorDB(store)
 	if err != nil {
 		return "", nil, err
 	}
-	s := &floorServer{db: db, inserts: map[int]*sql.Stmt{}, conns: map[net.Conn]bool{}, fanWake: make(chan struct{}, 1)}
+	s := &floorServer{db: db, conns: map[net.Conn]bool{}, fanWake: make(chan struct{}, 1)}
 	s.members.Store(new([]net.Conn))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -236,7 +261,6 @@ const floorMaxBatch = 64
 func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 	var in, out, scratch []byte
 	var batch []floorMessage
-	var args []any
 	for {
 		batch = batch[:0]
 		for len(batch) == 0 || (rd.Buffered() > 0 && len(batch) < floorMaxBatch) {
@@ -252,10 +276,10 @@ func (s *floorServer) serveSender(c net.Conn, rd *bufio.Reader) error {
 			batch = append(batch, floorMessage{ID: s.lastID, LobbyID: floorLobbyID, AuthorID: floorLobbyID,
 				Content: req.Content, CreatedAt: time.Now().UnixMilli(), nonce: req.Nonce})
 		}
-		var err error
-		if args, err = s.commit(batch, args[:0]); err != nil {
+		if err := s.db.commit(batch); err != nil {
 			return err
 		}
+		var err error
 		out = out[:0]
 		for _, m := range batch {
 			if scratch, err = appendDispatch(scratch[:0], &m); err != nil {
@@ -335,34 +359,34 @@ func appendDispatch(b []byte, m *floorMessage) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// commit inserts batch in one transaction with one statement (prepared once per batch size);
-// args is reused storage for its arguments.
-func (s *floorServer) commit(batch []floorMessage, args []any) ([]any, error) {
-	st, ok := s.inserts[len(batch)]
+// commit inserts batch in one transaction with one statement (prepared once per batch size).
+func (f *floorSQLite) commit(batch []floorMessage) error {
+	st, ok := f.inserts[len(batch)]
 	if !ok {
 		q := `INSERT INTO lobby_messages (id, lobby_id, app_id, author_id, content, metadata, moderation_metadata, flags,
 	additional_name, created_at, nonce) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?,?,?,?,?,?,?,?,?,?,?),`, len(batch)), ",")
 		var err error
-		if st, err = s.db.Prepare(q); err != nil {
-			return args, fmt.Errorf("floor: prepare: %w", err)
+		if st, err = f.db.Prepare(q); err != nil {
+			return fmt.Errorf("floor: prepare: %w", err)
 		}
-		s.inserts[len(batch)] = st
+		f.inserts[len(batch)] = st
 	}
+	f.args = f.args[:0]
 	for _, m := range batch {
-		args = append(args, m.ID, m.LobbyID, m.LobbyID, m.AuthorID, m.Content, "{}", "{}", 0, "", m.CreatedAt, m.nonce)
+		f.args = append(f.args, m.ID, m.LobbyID, m.LobbyID, m.AuthorID, m.Content, "{}", "{}", 0, "", m.CreatedAt, m.nonce)
 	}
-	tx, err := s.db.Begin()
+	tx, err := f.db.Begin()
 	if err != nil {
-		return args, fmt.Errorf("floor: begin: %w", err)
+		return fmt.Errorf("floor: begin: %w", err)
 	}
-	if _, err := tx.Stmt(st).Exec(args...); err != nil {
+	if _, err := tx.Stmt(st).Exec(f.args...); err != nil {
 		tx.Rollback()
-		return args, fmt.Errorf("floor: insert: %w", err)
+		return fmt.Errorf("floor: insert: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return args, fmt.Errorf("floor: commit: %w", err)
+		return fmt.Errorf("floor: commit: %w", err)
 	}
-	return args, nil
+	return nil
 }
 
 // floorFanout is the floor side of (b), connected: every member's connection read by a

@@ -66,11 +66,18 @@ func TestIsFloorMessage(t *testing.T) {
 	assert.False(t, isFloorMessage(append(m("fanout 12"), '{'), 12), "invalid JSON")
 }
 
-// TestFloorFanout runs the floor service and its clients for two turns and checks that every
-// member had every message (the clients fail a turn otherwise) and that every message was stored.
+// TestFloorFanout runs the floor service on SQLite and its clients for two turns and checks that
+// every member had every message (the clients fail a turn otherwise) and that every message was
+// stored.
 func TestFloorFanout(t *testing.T) {
 	dir := t.TempDir()
-	addr, stop, err := serveFloor(dir)
+	testFloorFanout(t, "sqlite:"+dir, func() (*sql.DB, error) { return sql.Open("sqlite", dir+"/floor.db") })
+}
+
+// testFloorFanout is TestFloorFanout on the floor's store store, which open opens once the floor
+// has stopped.
+func testFloorFanout(t *testing.T, store string, open func() (*sql.DB, error)) {
+	addr, stop, err := serveFloor(store)
 	require.NoError(t, err)
 	defer stop()
 	f, err := newFloorFanout(addr, 3, 400)
@@ -83,11 +90,11 @@ func TestFloorFanout(t *testing.T) {
 	f.Close()
 	stop()
 
-	db, err := sql.Open("sqlite", dir+"/floor.db")
+	db, err := open()
 	require.NoError(t, err)
 	defer db.Close()
 	var n, long int
-	require.NoError(t, db.QueryRow(`SELECT COUNT(*), SUM(length(content) > 250) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&n, &long))
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*), COUNT(*) FILTER (WHERE length(content) > 250) FROM lobby_messages WHERE nonce IS NOT NULL`).Scan(&n, &long))
 	assert.Equal(t, 74, n)
 	assert.Equal(t, 74, long, "contents padded to the probed size")
 	var last string

@@ -21,8 +21,9 @@
 //     turns, a fifth of the messages each time, each turn from a collected heap (a runtime.GC()
 //     before it, untimed: the clients of every side share this process's heap). With -floor, a fourth side takes its turns: the
 //     floor (floor.go), the least any service with sdkpp's guarantees must do for the same
-//     deliveries (a durable SQLite commit per batch of sends in flight, one write per member per
-//     batch) with the cheapest correct clients, a lower bound on what sdkpp can cost.
+//     deliveries (a durable commit per batch of sends in flight to the run's store, SQLite or a
+//     database of its own on the run's PostgreSQL, one write per member per batch) with the
+//     cheapest correct clients, a lower bound on what sdkpp can cost.
 //   - (d) Beyond one machine: (a) with HTTP sends and (b) again, on one node on SQLite, one node on
 //     PostgreSQL and NATS, and three nodes on them with the sender and the receivers on different
 //     nodes (cluster.go); (b)'s anchor is Redis again. The latencies have floors (latfloor.go):
@@ -138,6 +139,15 @@ func main() {
 			os.Exit(1)
 		}
 		defer drop()
+		if floorSide { // the floor's database: of its own, on the same server
+			fu, dropFloor, err := benchdb.Postgres(storeName, "bench_floor")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			defer dropFloor()
+			floorDSN = fu
+		}
 		storeName = u
 	}
 	if err := run(*rounds, *members, *messages, *window, *idle, *clusterOnly, *clusterOnly || !onPostgres); err != nil {
@@ -154,6 +164,10 @@ var latencyOnly bool
 
 // floorSide: (b) has the floor side too (-floor, floor.go).
 var floorSide bool
+
+// floorDSN is the floor's store: "" for SQLite in a data directory, or on PostgreSQL the URL of
+// the floor's own database on the run's server.
+var floorDSN string
 
 // fanoutOnly: measure (b) only, over op 100 and against Redis (-fanout-only), for comparing builds
 // and profiling the service's send path without the other figures' work in the profile.
@@ -289,7 +303,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	var floorTime time.Duration
 	var floorCPU *cpuMeter
 	if floorSide {
-		fl, err := startChild("floor", 0)
+		fl, err := startNode("floor", 0, nodeConfig{Store: floorDSN})
 		if err != nil {
 			return err
 		}
@@ -394,8 +408,8 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		floorRate := float64(messages*members) / floorTime.Seconds()
 		fs, fc := floorCPU.perMessage(messages)
 		fr, fw := floorCPU.syscallsPerMessage(messages)
-		fmt.Printf("  floor: the required parts alone (one SQLite commit per batch in flight, one write per member per batch; bare clients; %d-byte data): %10.0f deliveries/s  ratio %.2fx of Redis, sdkpp/floor %.2fx\n",
-			size, floorRate, floorRate/baseRate, ourRate/floorRate)
+		fmt.Printf("  floor: the required parts alone (one %s commit per batch in flight, one write per member per batch; bare clients; %d-byte data): %10.0f deliveries/s  ratio %.2fx of Redis, sdkpp/floor %.2fx\n",
+			map[bool]string{false: "SQLite", true: "PostgreSQL"}[floorDSN != ""], size, floorRate, floorRate/baseRate, ourRate/floorRate)
 		fcr, fcw := floorCPU.selfSyscallsPerMessage(messages)
 		fmt.Printf("    CPU per message: floor service %s, its clients %s; system calls per message, reads / writes: %.1f / %.1f (a lower bound on sdkpp's); its clients' %.1f / %.1f\n",
 			r(fs), r(fc), fr, fw, fcr, fcw)

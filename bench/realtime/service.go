@@ -99,13 +99,17 @@ func serveChild(kind string, heartbeat time.Duration, profile string, node nodeC
 		}
 		stop = ns.stop
 		hello = childHello{Addr: strings.TrimPrefix(ns.url, "nats://")}
-	case "floor":
-		dir, err := os.MkdirTemp("", "sdkpp-bench-floor-")
-		if err != nil {
-			return err
+	case "floor": // node.Store: a PostgreSQL URL of the floor's own database, else SQLite in a data directory
+		store := node.Store
+		if store == "" || store == "memory" || store == "sqlite" {
+			dir, err := os.MkdirTemp("", "sdkpp-bench-floor-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			store = "sqlite:" + dir
 		}
-		defer os.RemoveAll(dir)
-		addr, stopFloor, err := serveFloor(dir)
+		addr, stopFloor, err := serveFloor(store)
 		if err != nil {
 			return err
 		}

@@ -588,16 +588,14 @@ func (s *DB) storeLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 // inserted only when the lookup of the lobby, locked FOR KEY SHARE, finds it; ErrNotFound when
 // nothing was inserted. It spares the common table expressions, their scans and the count.
 func (s *DB) insertLockingLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
-	const head, tail = `SELECT * FROM (VALUES `, `) AS v WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=? FOR KEY SHARE)`
 	if !s.tx && s.hold == nil && s.d.name == "postgres" {
-		q := s.d.text(insertTexts.get(head, pgLobbyMessageRow, tail, len(ms)))
-		if n, ok, err := s.leanInsert(ctx, q, id, ms); err != nil {
+		if n, ok, err := s.leanInsert(ctx, s.lockingText(len(ms)), id, ms); err != nil {
 			return err
 		} else if ok {
 			return foundIf(n)
 		}
 	}
-	q, args := lobbyMessagesInsert(head, pgLobbyMessageRow, ms, tail, 1)
+	q, args := lobbyMessagesInsert(lockingHead, pgLobbyMessageRow, ms, lockingTail, 1)
 	res, err := s.q.ExecContext(ctx, q, append(args, int64(id))...)
 	if err != nil {
 		return err
@@ -607,6 +605,14 @@ func (s *DB) insertLockingLobby(ctx context.Context, id uint64, ms []*LobbyMessa
 		return err
 	}
 	return foundIf(n)
+}
+
+// The parts of insertLockingLobby's INSERT around its rows.
+const lockingHead, lockingTail = `SELECT * FROM (VALUES `, `) AS v WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=? FOR KEY SHARE)`
+
+// lockingText is the text of insertLockingLobby's INSERT of rows messages, in the database's form.
+func (s *DB) lockingText(rows int) string {
+	return s.d.text(insertTexts.get(lockingHead, pgLobbyMessageRow, lockingTail, rows))
 }
 
 // foundIf is ErrNotFound when no row was inserted (n, the rows inserted, is 0), else nil.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -28,6 +29,80 @@ func (s *DB) leanInsert(ctx context.Context, q string, id uint64, ms []*LobbyMes
 		}
 	}
 	return n, ok, err
+}
+
+// StartsLobbyMessages reports whether StartLobbyMessages can send statements: on PostgreSQL,
+// outside a transaction and an order lock's connection.
+func (s *DB) StartsLobbyMessages() bool { return s.d.name == "postgres" && !s.tx && s.hold == nil }
+
+// StartLobbyMessages sends the statement of StoreLobbyMessages for ms, messages alone of lobby id
+// (no webhook deliveries, no outbox rows), and returns without waiting for its result: the
+// server runs it while the caller goes on, and wait reads its result, StoreLobbyMessages' error.
+// It is insertLockingLobby's INSERT, sent as leanInsert sends it, on a connection of the pool
+// that it holds until wait, which must be called once. ok is false, with nothing sent, when
+// StartsLobbyMessages is false, ms is empty or too many for one statement, or the prepared
+// statement's parameters are not of the types leanValues encodes.
+func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage) (wait func() error, ok bool) {
+	if !s.StartsLobbyMessages() || len(ms) == 0 || len(ms) > maxRowsPerInsert {
+		return nil, false
+	}
+	ctx = uncancelled(ctx)
+	o := observing{o: s.opts}
+	start := o.start()
+	// Sent again, as leanInsert does, on another connection when one was found broken before
+	// the statement reached the server.
+	again := func() error { return s.insertLockingLobby(ctx, id, ms) }
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return func() error { return err }, true
+	}
+	var rr *pgconn.ResultReader
+	lean := true
+	err = conn.Raw(func(dc any) error {
+		pc, isPgx := dc.(pgxConn)
+		if !isPgx {
+			lean = false
+			return nil
+		}
+		c := pc.Conn()
+		sd, err := c.Prepare(ctx, leanName(len(ms)), s.lockingText(len(ms))) // prepared once per connection
+		if err != nil {
+			return badConn(err)
+		}
+		if lean = leanTypes(sd.ParamOIDs, len(ms)); !lean {
+			return nil
+		}
+		values := leanValues(ms, id)
+		rr = c.PgConn().ExecPrepared(ctx, sd.Name, values, leanFormats[:len(values)], nil) // sent; read by wait
+		return nil
+	})
+	if rr == nil { // nothing sent
+		conn.Close()
+		switch {
+		case !lean:
+			return nil, false
+		case errors.Is(err, driver.ErrBadConn):
+			return again, true
+		}
+		return func() error { return err }, true
+	}
+	return func() error {
+		defer o.done(start)
+		var tag pgconn.CommandTag
+		err := conn.Raw(func(any) error {
+			var err error
+			tag, err = rr.Close()
+			return badConn(err)
+		})
+		conn.Close()
+		switch {
+		case errors.Is(err, driver.ErrBadConn): // it did not reach the server
+			return again()
+		case err != nil:
+			return err
+		}
+		return foundIf(tag.RowsAffected())
+	}, true
 }
 
 // leanInsertOnce is leanInsert's try on one connection of the pool: driver.ErrBadConn

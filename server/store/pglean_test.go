@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -21,10 +22,7 @@ import (
 func TestStoreLobbyMessagesAlone(t *testing.T) { forEachStore(t, testStoreLobbyMessagesAlone) }
 
 func testStoreLobbyMessagesAlone(t *testing.T, s *DB) {
-	ctx := context.Background()
-	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	require.NoError(t, s.CreateLobby(ctx, &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute, LastActivityAt: now,
-		ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	ctx, now := context.Background(), lobby100(t, s)
 	id := snowflake.At(now) // as the service makes them, which the nonce's lookup relies on
 	ms := []*LobbyMessage{
 		{ID: id, LobbyID: 100, AppID: 1 << 35, AuthorID: 7, Content: "gg", Metadata: map[string]string{"k": "v"},
@@ -33,19 +31,13 @@ func testStoreLobbyMessagesAlone(t *testing.T, s *DB) {
 		{ID: id + 2, LobbyID: 100, AppID: 1 << 35, AuthorID: 7, Content: "bad \xff and \x00 bytes, long enough to move",
 			AdditionalName: "\x00", CreatedAt: now},
 	}
-	var mu sync.Mutex
-	var ops []string
-	s.ObserveQueries(func(op string, _ time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		ops = append(ops, op)
-	})
+	ops := observeOps(s)
 	for _, group := range [][]*LobbyMessage{ms[:1], ms[1:]} { // one row, and two
 		require.NoError(t, s.StoreLobbyMessages(ctx, 100, group, nil, nil))
 	}
 	s.ObserveQueries(nil)
-	assert.Contains(t, ops, "StoreLobbyMessages")
-	assert.NotContains(t, ops, "other", "every statement reported under its method")
+	assert.Contains(t, ops(), "StoreLobbyMessages")
+	assert.NotContains(t, ops(), "other", "every statement reported under its method")
 	for _, want := range ms {
 		got, err := s.GetLobbyMessage(ctx, 100, want.ID)
 		require.NoError(t, err, "message %d", want.ID)
@@ -68,6 +60,88 @@ func testStoreLobbyMessagesAlone(t *testing.T, s *DB) {
 	require.ErrorIs(t, s.StoreLobbyMessages(ctx, 999, gone, nil, nil), ErrNotFound)
 	_, err = s.GetLobbyMessage(ctx, 999, gone[0].ID)
 	require.ErrorIs(t, err, ErrNotFound, "a message of a lobby that is gone was stored")
+}
+
+// Messages whose statement is sent before its result is read (StartLobbyMessages, PostgreSQL
+// only): stored as StoreLobbyMessages stores them while the store serves other statements
+// meanwhile, the result read by wait, ErrNotFound with nothing stored in a lobby that is gone,
+// and nothing sent where the store cannot (SQLite, a transaction, no messages).
+func TestStartLobbyMessages(t *testing.T) { forEachStore(t, testStartLobbyMessages) }
+
+func testStartLobbyMessages(t *testing.T, s *DB) {
+	ctx, now := context.Background(), lobby100(t, s)
+	id := snowflake.At(now)
+	msg := func(i uint64, lobby uint64) *LobbyMessage {
+		return &LobbyMessage{ID: id + i, LobbyID: lobby, AppID: 1, AuthorID: 7, Content: fmt.Sprint("m", i),
+			Nonce: fmt.Sprint("n", i), CreatedAt: now}
+	}
+	require.NoError(t, s.WithTx(ctx, func(tx Store) error {
+		assert.False(t, tx.(*DB).StartsLobbyMessages(), "in a transaction")
+		_, ok := tx.(*DB).StartLobbyMessages(ctx, 100, []*LobbyMessage{msg(0, 100)})
+		assert.False(t, ok, "in a transaction")
+		return nil
+	}))
+	if s.d.name != "postgres" {
+		assert.False(t, s.StartsLobbyMessages())
+		_, ok := s.StartLobbyMessages(ctx, 100, []*LobbyMessage{msg(0, 100)})
+		assert.False(t, ok, "on %s", s.d.name)
+		return
+	}
+	require.True(t, s.StartsLobbyMessages())
+	_, ok := s.StartLobbyMessages(ctx, 100, nil)
+	require.False(t, ok, "no messages")
+
+	ops := observeOps(s)
+	group := []*LobbyMessage{msg(1, 100), msg(2, 100), msg(3, 100)}
+	wait, ok := s.StartLobbyMessages(ctx, 100, group)
+	require.True(t, ok)
+	_, err := s.GetLobby(ctx, 100) // on another connection, while the statement is in flight
+	require.NoError(t, err)
+	require.NoError(t, wait())
+	one, ok := s.StartLobbyMessages(ctx, 100, []*LobbyMessage{msg(4, 100)})
+	require.True(t, ok)
+	require.NoError(t, one())
+	gone, ok := s.StartLobbyMessages(ctx, 999, []*LobbyMessage{msg(5, 999)})
+	require.True(t, ok)
+	require.ErrorIs(t, gone(), ErrNotFound)
+	s.ObserveQueries(nil)
+	assert.Contains(t, ops(), "StartLobbyMessages")
+	assert.NotContains(t, ops(), "other", "every statement reported under its method")
+
+	for i := uint64(1); i <= 4; i++ {
+		got, err := s.GetLobbyMessage(ctx, 100, id+i)
+		require.NoError(t, err, "message %d", i)
+		require.Equal(t, fmt.Sprint("m", i), got.Content)
+	}
+	found, err := s.FindLobbyMessageByNonce(ctx, 100, 7, "n2", now.Add(-time.Minute))
+	require.NoError(t, err, "the nonce")
+	require.Equal(t, id+2, found.ID)
+	_, err = s.GetLobbyMessage(ctx, 999, id+5)
+	require.ErrorIs(t, err, ErrNotFound, "a message of a lobby that is gone was stored")
+}
+
+// observeOps observes s's statements and returns the operations they were reported under so far.
+func observeOps(s *DB) func() []string {
+	var mu sync.Mutex
+	var ops []string
+	s.ObserveQueries(func(op string, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op)
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), ops...)
+	}
+}
+
+// lobby100 creates lobby 100 in s and returns the time it was created at.
+func lobby100(t *testing.T, s *DB) time.Time {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	require.NoError(t, s.CreateLobby(context.Background(), &Lobby{ID: 100, AppID: 1, IdleTimeout: time.Minute,
+		LastActivityAt: now, ExpiresAt: now.Add(time.Minute), CreatedAt: now}))
+	return now
 }
 
 // leanValues encodes a message's parameters as lobbyMessageArgs gives them, for the types

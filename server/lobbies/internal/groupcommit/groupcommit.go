@@ -36,6 +36,14 @@ type Pending struct {
 // that had to wait anyway, where waking a goroutine of its own cost a hand-off, and on two cores
 // took a core from the clients receiving the message.
 //
+// On a store that can send a statement and read its result later (Starter: PostgreSQL), when a
+// group's result is read, the group queued behind it (one lobby's messages alone) is sent before
+// the first group's waiters are woken, so that the next commit runs while they answer their
+// senders, where it waited for one of them to come back for it. One group is in flight at a time,
+// on one connection, in the order of the queue. A group is not sent before a waiter's yield
+// (Await): the database's process, woken then, took a CPU from the recipients (make bench's
+// latency p50 about 20% higher).
+//
 // Everything else the service does first waits, with Flush, until every message accepted before
 // is committed: the store then never shows another change before a message accepted earlier, and
 // history always holds every message a member was sent. If the commit fails, or the process dies
@@ -47,20 +55,41 @@ type Writer struct {
 	kick func() // wakes the webhook dispatcher; may be nil
 	fail func() // told that a commit failed; may be nil
 
+	starter Starter // st, when it can start a group's statement; nil otherwise
+
 	mu         sync.Mutex
 	changed    *sync.Cond // signalled when a commit ends
 	queue      []*Pending
 	spare      []*Pending // a committed group's array, emptied, for the next group's queue
 	queued     uint64     // messages given to Enqueue
 	done       uint64     // messages whose commit has been tried (the first done of queued)
-	committing bool       // a waiter is committing a group
+	committing bool       // a waiter is committing a group, or sending or reading one in flight
+	flight     []*Pending // the group sent whose result no one has read yet (Starter), or nil
+	wait       func() error
 	closed     bool
+}
+
+// Starter is a store that can send the statement storing a group of lobby messages and read its
+// result later: store.DB on PostgreSQL.
+type Starter interface {
+	// StartLobbyMessages sends StoreLobbyMessages' statement for ms, messages of lobby id alone
+	// (no webhook rows, no outbox), and returns at once; wait reads its result, which is
+	// StoreLobbyMessages' (it must be called once). ok is false, with nothing sent, when the
+	// store cannot.
+	StartLobbyMessages(ctx context.Context, id uint64, ms []*store.LobbyMessage) (wait func() error, ok bool)
+
+	// StartsLobbyMessages reports whether StartLobbyMessages can send at all (PostgreSQL, not in
+	// a transaction); a group it then cannot send is committed as on any other store.
+	StartsLobbyMessages() bool
 }
 
 // New returns a Writer committing to st, logging failed commits to log; after a commit with a
 // webhook row it calls kick, after a failed one fail (either may be nil). Close ends it.
 func New(st store.Store, log *slog.Logger, kick, fail func()) *Writer {
 	w := &Writer{st: st, log: log, kick: kick, fail: fail}
+	if s, ok := st.(Starter); ok && s.StartsLobbyMessages() {
+		w.starter = s
+	}
 	w.changed = sync.NewCond(&w.mu)
 	return w
 }
@@ -109,37 +138,107 @@ func (w *Writer) Flush() {
 // waitLocked commits groups, or waits for the waiter committing one, until ready. Call with mu.
 func (w *Writer) waitLocked(ready func() bool) {
 	for !ready() {
-		if w.committing || len(w.queue) == 0 {
+		switch {
+		case w.committing:
 			w.changed.Wait()
-			continue
+		case w.flight != nil:
+			w.finishLocked()
+		case len(w.queue) == 0:
+			w.changed.Wait()
+		case !w.startLocked():
+			w.commitLocked()
 		}
-		w.commitLocked()
 	}
 }
 
 // commitLocked takes the queue and commits it as one group, with mu released meanwhile.
 func (w *Writer) commitLocked() {
-	batch := w.queue
-	w.queue, w.spare = w.spare, nil
+	batch := w.takeLocked()
 	w.committing = true
 	w.mu.Unlock()
 	err := Commit(w.st, batch, nil)
-	if err != nil {
-		w.log.Error("lobby messages were delivered but not stored", "messages", len(batch), "err", err)
-		if w.fail != nil {
-			w.fail()
-		}
-	} else if w.kick != nil && HasHook(batch) {
-		w.kick()
-	}
 	w.mu.Lock()
+	w.doneLocked(batch, err)
+}
+
+// takeLocked takes the queue as a group.
+func (w *Writer) takeLocked() []*Pending {
+	batch := w.queue
+	w.queue, w.spare = w.spare, nil
+	return batch
+}
+
+// startLocked sends the queue as one group, which is then in flight, and reports whether it did:
+// not when nothing is queued, the store is no Starter, or the group is not one lobby's messages
+// alone. Call with mu, no commit running and no group in flight.
+func (w *Writer) startLocked() bool {
+	if w.starter == nil || len(w.queue) == 0 || !oneLobby(w.queue) || HasHook(w.queue) {
+		return false
+	}
+	batch := w.takeLocked()
+	w.committing = true
+	w.mu.Unlock()
+	msgs := make([]*store.LobbyMessage, len(batch))
+	for i, p := range batch {
+		msgs[i] = p.Msg
+	}
+	id := batch[0].Msg.LobbyID
+	wait, ok := w.starter.StartLobbyMessages(context.Background(), id, msgs)
+	w.mu.Lock()
+	if !ok { // the store could not send it: the group goes back to the queue's head, for commitLocked
+		w.queue = append(batch, w.queue...)
+		w.committing = false
+		return false
+	}
+	w.flight, w.committing = batch, false
+	w.wait = func() error {
+		if err := wait(); err != nil {
+			return fmt.Errorf("lobby %d, messages %d to %d: %w", id, msgs[0].ID, msgs[len(msgs)-1].ID, err)
+		}
+		return nil
+	}
+	return true
+}
+
+// finishLocked reads the result of the group in flight, with mu released meanwhile; before its
+// waiters are woken, the group queued behind it is sent (startLocked). Call with mu and no
+// commit running.
+func (w *Writer) finishLocked() {
+	batch, wait := w.flight, w.wait
+	w.flight, w.wait, w.committing = nil, nil, true
+	w.mu.Unlock()
+	err := wait()
+	w.mu.Lock()
+	w.committing = false
+	w.startLocked()
+	w.doneLocked(batch, err)
+}
+
+// doneLocked ends batch's commit, whose result is err: it tells the log, fail or kick, gives
+// the messages their result and wakes their waiters. Call with mu, which it may release.
+func (w *Writer) doneLocked(batch []*Pending, err error) {
+	if err != nil || (w.kick != nil && HasHook(batch)) {
+		w.committing = true // no one reads a group sent meanwhile: groups end in their order
+		w.mu.Unlock()
+		if err != nil {
+			w.log.Error("lobby messages were delivered but not stored", "messages", len(batch), "err", err)
+			if w.fail != nil {
+				w.fail()
+			}
+		} else {
+			w.kick()
+		}
+		w.mu.Lock()
+	}
 	for _, p := range batch {
 		p.committed, p.err = true, err
 	}
 	w.done += uint64(len(batch))
 	w.committing = false
 	clear(batch)
-	w.spare = batch[:0]
+	if w.spare == nil {
+		w.spare = batch[:0]
+	}
 	w.changed.Broadcast()
 }
 
