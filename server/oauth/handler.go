@@ -100,8 +100,9 @@ type client struct {
 var errInvalidClient = &wire.OAuthError{Status: http.StatusUnauthorized, Code: wire.OAuthInvalidClient,
 	Description: "Unknown client or wrong client credentials"}
 
-// authenticateClient reads client_id and client_secret from HTTP Basic or the form.
-func (h *Handler) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (*client, error) {
+// authenticateClient reads client_id and client_secret from HTTP Basic or the form. The client
+// is returned as a value, which its caller keeps on its stack.
+func (h *Handler) authenticateClient(ctx context.Context, r *http.Request, form url.Values) (client, error) {
 	id, sec, basic := r.BasicAuth()
 	if basic {
 		// RFC 6749 2.3.1: the Basic credentials are form-encoded.
@@ -115,22 +116,22 @@ func (h *Handler) authenticateClient(ctx context.Context, r *http.Request, form 
 		id, sec = form.Get("client_id"), form.Get("client_secret")
 	}
 	if id == "" {
-		return nil, errInvalidClient
+		return client{}, errInvalidClient
 	}
 	app, err := h.lookupApp(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errInvalidClient
+		return client{}, errInvalidClient
 	}
 	if err != nil {
-		return nil, err
+		return client{}, err
 	}
-	c := &client{app: app}
+	c := client{app: app}
 	if sec != "" {
 		// A client secret is 24 random bytes made by the service, stored as its SHA-256: with
 		// nothing to guess from a dictionary, the check is one SHA-256 and a constant-time
 		// compare (under a microsecond), not a password hash, so verified secrets need no cache.
 		if !secret.Matches(app.ClientSecretHash, sec) {
-			return nil, errInvalidClient
+			return client{}, errInvalidClient
 		}
 		c.authenticated = true
 	}
@@ -146,9 +147,9 @@ func (h *Handler) formClient(r *http.Request) (url.Values, *client, error) {
 	}
 	c, err := h.authenticateClient(r.Context(), r, form)
 	if err == nil {
-		err = requireConfidential(c)
+		err = requireConfidential(&c)
 	}
-	return form, c, err
+	return form, &c, err
 }
 
 // redirectAllowed tells whether uri may receive codes for app.

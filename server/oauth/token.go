@@ -34,11 +34,13 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
 	}
 	// The client's application may come from this node's memo on PostgreSQL too: a client
 	// secret reset on another node a moment ago may still be taken here for that moment.
-	c, err := h.authenticateClient(store.MayBeBehind(r.Context()), r, form)
+	behind := store.MayBeBehind(r.Context())
+	cv, err := h.authenticateClient(behind, r, form)
 	if err != nil {
 		httpx.Error(w, r, h.Logger, err)
 		return
 	}
+	c := &cv
 	grant := form.Get("grant_type")
 	var resp *wire.TokenResponse
 	switch grant {
@@ -47,7 +49,7 @@ func (h *Handler) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		resp, err = h.grantRefresh(w, r.Context(), c, form)
 	case "client_credentials":
-		resp, err = h.grantClientCredentials(r.Context(), c, form)
+		resp, err = h.grantClientCredentials(r.Context(), behind, c, form)
 	case GrantDeviceCode:
 		resp, err = h.grantDevice(r.Context(), c, form)
 	case "":
@@ -303,7 +305,9 @@ func (h *Handler) deprecatedRefresh(ctx context.Context, t *store.Token) bool {
 	return false
 }
 
-func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form url.Values) (*wire.TokenResponse, error) {
+// grantClientCredentials issues a token to the client's bot; behind is ctx marked
+// store.MayBeBehind, made once for the request.
+func (h *Handler) grantClientCredentials(ctx, behind context.Context, c *client, form url.Values) (*wire.TokenResponse, error) {
 	if !c.authenticated {
 		return nil, errInvalidClient
 	}
@@ -319,7 +323,7 @@ func (h *Handler) grantClientCredentials(ctx context.Context, c *client, form ur
 	// request: a request is then one write, its token.
 	// From the memo on PostgreSQL too: an authorization changed on another node a moment ago
 	// may be read as it was, as a read a moment earlier would have.
-	a, err := h.Store.FindAuthorization(store.MayBeBehind(ctx), c.app.ID, c.app.BotUserID)
+	a, err := h.Store.FindAuthorization(behind, c.app.ID, c.app.BotUserID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}

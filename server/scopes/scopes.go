@@ -86,13 +86,19 @@ func Describe(name string) string {
 
 // Parse splits a space-separated scope string, dropping duplicates and keeping the first order.
 func Parse(s string) []string {
-	var out []string
-	for _, f := range strings.Fields(s) {
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+	out := strings.Fields(s)
+	// The first of each name stays, in order (Fields' slice is this call's own).
+	n := 0
+	for _, f := range out {
+		if !slices.Contains(out[:n], f) {
+			out[n] = f
+			n++
 		}
 	}
-	return out
+	if n == 0 {
+		return nil
+	}
+	return out[:n]
 }
 
 // Unknown returns the names in list that are not scopes of the service.
@@ -110,30 +116,28 @@ func Unknown(list []string) []string {
 // sdk.social_layer_presence, PresenceSet and SocialSet; sdk.social_layer_presence adds PresenceSet.
 // The SDK scope names themselves stay in the result. The result is sorted and has no duplicates.
 func Expand(list []string) []string {
-	set := map[string]bool{}
+	n := len(list)
 	for _, s := range list {
-		set[s] = true
 		switch s {
 		case SocialLayer:
-			set[SocialLayerPresence] = true
-			addAll(set, PresenceSet)
-			addAll(set, SocialSet)
+			n += 1 + len(PresenceSet) + len(SocialSet)
 		case SocialLayerPresence:
-			addAll(set, PresenceSet)
+			n += len(PresenceSet)
 		}
 	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
+	out := append(make([]string, 0, n), list...) // never nil, as callers may tell nil apart
+	for _, s := range list {
+		switch s {
+		case SocialLayer:
+			out = append(out, SocialLayerPresence)
+			out = append(out, PresenceSet...)
+			out = append(out, SocialSet...)
+		case SocialLayerPresence:
+			out = append(out, PresenceSet...)
+		}
 	}
 	slices.Sort(out)
-	return out
-}
-
-func addAll(set map[string]bool, list []string) {
-	for _, s := range list {
-		set[s] = true
-	}
+	return slices.Compact(out)
 }
 
 // Required tells whether a requested scope is part of linking itself and so cannot be declined on
@@ -173,13 +177,17 @@ func Grant(requested []string, accepted func(string) bool, p Policy) []string {
 			out = append(out, s)
 		}
 	}
-	granted := Expand(out)[:0:0]
-	for _, s := range Expand(out) {
+	// Expand's slice is this call's own: the scopes the app may have are kept in it, in order.
+	granted := Expand(out)
+	n := 0
+	for _, s := range granted {
 		if Grantable(s, p) { // rules AU-2, AU-3
-			granted = append(granted, s)
+			granted[n] = s
+			n++
 		}
 	}
-	return granted
+	clear(granted[n:])
+	return granted[:n]
 }
 
 // Has tells whether the granted list contains scope.

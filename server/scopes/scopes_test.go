@@ -46,3 +46,32 @@ func TestRelationshipsReadNeedsTheSDKTerms(t *testing.T) {
 	assert.False(t, Grantable(RelationshipsRead, Policy{PremiumApproved: true}), "rule AU-3: relationships.read depends on the SDK terms alone")
 	assert.True(t, Grantable(RelationshipsRead, Policy{SDKTermsAccepted: true}), "rule AU-3: relationships.read depends on the SDK terms alone")
 }
+
+func TestParseExpandGrantShapes(t *testing.T) {
+	assert.Nil(t, Parse(""), "no scope: nil, as before")
+	assert.Nil(t, Parse("   "))
+	assert.Equal(t, []string{Identify}, Parse(Identify))
+	assert.Equal(t, []string{"b", "a"}, Parse("b a b a"), "the first of each, in order")
+
+	empty := Expand(nil)
+	assert.NotNil(t, empty, "Expand gives a slice, also empty (callers tell nil from empty)")
+	assert.Empty(t, empty)
+	assert.Equal(t, []string{Identify, OpenID}, Expand([]string{OpenID, Identify, OpenID}), "sorted, no duplicates")
+	in := []string{SocialLayer, Identify}
+	all := Expand(in)
+	assert.Equal(t, []string{SocialLayer, Identify}, in, "its argument is left as it was")
+	want := append(append([]string{SocialLayer, SocialLayerPresence, Identify}, PresenceSet...), SocialSet...)
+	slices.Sort(want)
+	assert.Equal(t, slices.Compact(want), all, "rule SC-3")
+
+	g := Grant([]string{Identify}, func(string) bool { return false }, Policy{})
+	assert.Equal(t, []string{Identify}, g)
+	assert.NotNil(t, Grant(nil, func(string) bool { return true }, Policy{}))
+}
+
+func BenchmarkGrantIdentify(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Grant(Parse(Identify), func(string) bool { return true }, Policy{})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"io"
+	"strings"
 )
 
 // Reader is the randomness of every secret; tests may replace it only before the service starts.
@@ -26,6 +27,33 @@ func Random(n int) string {
 
 // Token returns a new bearer secret (32 random bytes).
 func Token() string { return Random(32) }
+
+// tokenLen is the length of Token's secrets: 32 random bytes, base64url encoded.
+var tokenLen = base64.RawURLEncoding.EncodedLen(32)
+
+// NewToken returns prefix followed by a new bearer secret (Token's 32 random bytes, base64url
+// encoded), and the SHA-256 of the secret alone (Hash of it). It is Token and Hash in two
+// allocations instead of five, for the token endpoint, which makes one a request: the random
+// bytes never leave the stack's buffers, and are cleared before it returns.
+func NewToken(prefix []byte) (tok string, hash []byte) {
+	buf := make([]byte, 32+sha256.Size) // the random bytes, then their secret's hash
+	raw, sum := buf[:32], buf[32:]
+	if _, err := io.ReadFull(Reader, raw); err != nil {
+		panic("secret: no randomness: " + err.Error()) // crypto/rand does not fail
+	}
+	var b strings.Builder
+	b.Grow(len(prefix) + tokenLen)
+	b.Write(prefix)
+	var enc [64]byte
+	base64.RawURLEncoding.Encode(enc[:tokenLen], raw)
+	clear(raw)
+	b.Write(enc[:tokenLen])
+	tok = b.String()
+	h := sha256.Sum256(enc[:tokenLen])
+	clear(enc[:])
+	copy(sum, h[:])
+	return tok, sum[:sha256.Size:sha256.Size]
+}
 
 // Hash returns the SHA-256 of s, the form a secret is stored and looked up in.
 func Hash(s string) []byte {

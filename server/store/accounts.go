@@ -75,14 +75,27 @@ func (s *DB) readApplication(ctx context.Context, id uint64) (*Application, erro
 	return scanApp(s.q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM applications WHERE id=?`, id))
 }
 
-// clone returns a copy of a that shares no slice with it.
+// clone returns a copy of a that shares no slice with it. Its byte slices share one array of
+// their own (the token endpoint clones the client's application at every request).
 func (a *Application) clone() *Application {
 	c := *a
 	c.RedirectURIs = slices.Clone(a.RedirectURIs)
-	c.ClientSecretHash = slices.Clone(a.ClientSecretHash)
-	c.BotTokenHash = slices.Clone(a.BotTokenHash)
-	c.WebhookKey = slices.Clone(a.WebhookKey)
+	buf := make([]byte, 0, len(a.ClientSecretHash)+len(a.BotTokenHash)+len(a.WebhookKey))
+	buf, c.ClientSecretHash = cloneInto(buf, a.ClientSecretHash)
+	buf, c.BotTokenHash = cloneInto(buf, a.BotTokenHash)
+	_, c.WebhookKey = cloneInto(buf, a.WebhookKey)
 	return &c
+}
+
+// cloneInto appends b to buf, which has room for it, and returns buf and the copy: nil for a nil
+// b, as slices.Clone gives, and a slice whose appends cannot reach what buf holds after it.
+func cloneInto(buf, b []byte) ([]byte, []byte) {
+	if b == nil {
+		return buf, nil
+	}
+	n := len(buf)
+	buf = append(buf, b...)
+	return buf, buf[n:len(buf):len(buf)]
 }
 
 func (s *DB) GetApplicationByBotToken(ctx context.Context, hash []byte) (*Application, error) {

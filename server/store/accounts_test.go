@@ -260,3 +260,23 @@ func TestDeviceCodeAnswersOnce(t *testing.T) {
 		require.ErrorIs(t, s.UpdateDeviceCode(ctx, d, DeviceApproved), ErrConflict, "consumed once")
 	})
 }
+
+// A clone of an application shares no slice with it, its byte slices sharing one array of their
+// own; a nil slice stays nil, as slices.Clone keeps it.
+func TestApplicationCloneSharesNothing(t *testing.T) {
+	a := &Application{ID: 1, RedirectURIs: []string{"http://127.0.0.1/cb"},
+		ClientSecretHash: []byte{1, 2, 3}, BotTokenHash: []byte{4, 5}, WebhookKey: nil}
+	c := a.clone()
+	require.Equal(t, a, c)
+	c.ClientSecretHash = append(c.ClientSecretHash, 9)
+	c.BotTokenHash[0] = 7
+	c.RedirectURIs[0] = "x"
+	assert.Equal(t, []byte{1, 2, 3}, a.ClientSecretHash)
+	assert.Equal(t, []byte{4, 5}, a.BotTokenHash)
+	assert.Equal(t, []byte{7, 5}, c.BotTokenHash, "an append to one clone's slice does not reach the next")
+	assert.Equal(t, "http://127.0.0.1/cb", a.RedirectURIs[0])
+	assert.Nil(t, c.WebhookKey)
+	empty := (&Application{ClientSecretHash: []byte{}}).clone()
+	assert.NotNil(t, empty.ClientSecretHash)
+	assert.Empty(t, empty.ClientSecretHash)
+}

@@ -159,12 +159,19 @@ func Issue(ctx context.Context, st store.Store, ids IDs, now time.Time, a *store
 // idLen is the length of a token's encoded id, before its dot.
 var idLen = base64.RawURLEncoding.EncodedLen(8)
 
-// mint gives t a new id and secret and returns the token that carries them.
+// mint gives t a new id and secret and returns the token that carries them: its id, encoded,
+// a dot and the secret (secret.NewToken, which makes the token and the hash in two
+// allocations: the token endpoint mints one at every request).
 func mint(ids IDs, t *store.Token) string {
 	t.ID = ids.Next()
-	sec := secret.Token()
-	t.Hash = secret.Hash(sec)
-	return base64.RawURLEncoding.EncodeToString(binary.BigEndian.AppendUint64(nil, t.ID)) + "." + sec
+	var id [8]byte
+	var prefix [16]byte // idLen (11) and the dot
+	binary.BigEndian.PutUint64(id[:], t.ID)
+	base64.RawURLEncoding.Encode(prefix[:idLen], id[:])
+	prefix[idLen] = '.'
+	tok, hash := secret.NewToken(prefix[:idLen+1])
+	t.Hash = hash
+	return tok
 }
 
 // Find returns the stored token that tok names, of any kind, expired or not: by the id it

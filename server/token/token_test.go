@@ -182,3 +182,17 @@ func TestBearerSessionMemo(t *testing.T) {
 	_, err = auth.Bearer(request(&memo, issued.Access))
 	require.Error(t, err, "an expired token is refused, memo or not")
 }
+
+type countIDs struct{ n uint64 }
+
+func (c *countIDs) Next() uint64 { c.n++; return c.n }
+
+// BenchmarkMint is the making of a token the endpoint does at every request.
+func BenchmarkMint(b *testing.B) {
+	ids := &countIDs{n: 1 << 60}
+	b.ReportAllocs()
+	for b.Loop() {
+		var t store.Token
+		mint(ids, &t)
+	}
+}

@@ -37,6 +37,10 @@ type Writer[T any] struct {
 	flush Flush[T]
 	opts  Options
 
+	// waiters are the callers' waiters, each with its channel, used again: a caller's wake
+	// channel is empty again when its Write returns (it is sent on at most once, and received).
+	waiters sync.Pool
+
 	mu      sync.Mutex
 	pending []*waiter[T] // callers waiting for the next group, the first of them its flusher
 	running bool         // a group is being flushed
@@ -50,6 +54,9 @@ type Writer[T any] struct {
 	// when none does.
 	gathered chan struct{}
 	gather   int
+	// timer times the gathering waits, one at a time (the flusher's): made by the first, then
+	// reset by each, not made anew.
+	timer *time.Timer
 }
 
 // waiter is one caller's write.
@@ -93,7 +100,12 @@ func New[T any](opts Options, flush Flush[T]) *Writer[T] {
 // Write writes item in a group and returns once that group is flushed: with the item's own
 // error, the group's, or ErrClosed when the Writer was closed before item came.
 func (w *Writer[T]) Write(ctx context.Context, item T) error {
-	me := &waiter[T]{item: item, wake: make(chan bool, 1)}
+	me, _ := w.waiters.Get().(*waiter[T])
+	if me == nil {
+		me = &waiter[T]{wake: make(chan bool, 1)}
+	}
+	me.item = item
+	defer w.release(me)
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -136,13 +148,27 @@ func (w *Writer[T]) Write(ctx context.Context, item T) error {
 	return me.err
 }
 
+// release puts me back for another Write, once its caller has its outcome and nothing else
+// refers to it: its flusher wakes it last thing (run, Write), and pending no longer holds it.
+// A Write that panics does not come here with a waiter whose channel may still be sent on.
+func (w *Writer[T]) release(me *waiter[T]) {
+	var zero T
+	me.item, me.err = zero, nil
+	w.waiters.Put(me)
+}
+
 // waitFor waits, with w.mu held (it releases it meanwhile), until n callers are pending, Gather
 // has passed or the Writer is closed.
 func (w *Writer[T]) waitFor(n int) {
 	gathered := make(chan struct{})
 	w.gathered, w.gather = gathered, n
+	if w.timer == nil {
+		w.timer = time.NewTimer(w.opts.Gather)
+	} else {
+		w.timer.Reset(w.opts.Gather) // stopped by the last wait: nothing stale in its channel
+	}
+	t := w.timer
 	w.mu.Unlock()
-	t := time.NewTimer(w.opts.Gather)
 	select {
 	case <-gathered:
 	case <-t.C:

@@ -3,8 +3,10 @@ package groupwrite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -362,5 +364,43 @@ func TestCloseEndsAGather(t *testing.T) {
 		synctest.Wait()
 		<-closed
 		require.Len(t, later, 2)
+	})
+}
+
+// Each caller gets its own item's outcome, write after write, though the waiters (and their
+// channels) are used again from one Write to the next, and one timer times every gathering wait,
+// some of which run out (callers resting longer than others).
+func TestOutcomesStayTheCallersAcrossWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		failed := func(it int) error { return fmt.Errorf("item %d failed", it) }
+		var flushes atomic.Int64
+		w := New(Options{Max: 5, Yields: 1, Gather: 50 * time.Microsecond}, func(_ context.Context, items []int, errs []error) error {
+			flushes.Add(1)
+			time.Sleep(20 * time.Microsecond)
+			for i, it := range items {
+				if it%3 == 0 {
+					errs[i] = failed(it)
+				}
+			}
+			return nil
+		})
+		var wg sync.WaitGroup
+		for c := range 8 {
+			wg.Go(func() {
+				for r := range 40 {
+					it := c*1000 + r
+					err := w.Write(context.Background(), it)
+					if it%3 == 0 {
+						assert.Equal(t, failed(it), err, "caller %d, write %d", c, r)
+					} else {
+						assert.NoError(t, err, "caller %d, write %d", c, r)
+					}
+					time.Sleep(time.Duration(c%3) * 30 * time.Microsecond)
+				}
+			})
+		}
+		wg.Wait()
+		w.Close()
+		assert.Less(t, flushes.Load(), int64(8*40), "writes were grouped")
 	})
 }
