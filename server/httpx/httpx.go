@@ -227,9 +227,8 @@ const maxFormFields = 10000
 
 // parseForm parses a form-encoded body as url.ParseQuery does (any error it would return makes
 // ok false), in fewer allocations: the values' strings are cut from one copy of the body, and
-// the fields' slices share one array. On the token endpoint, whose request
-// is a form of four fields, ParseQuery's copy of the body, its map's growth and a slice a field
-// were most of what reading the form allocated.
+// the fields' slices share one array. On the token endpoint, whose request is a form of four
+// fields, ParseQuery's map growth and its slice per field were most of what the form allocated.
 func parseForm(body []byte) (url.Values, bool) {
 	if len(body) == 0 {
 		return url.Values{}, true
