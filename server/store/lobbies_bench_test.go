@@ -15,21 +15,26 @@ import (
 
 // BenchmarkStoreLobbyMessages commits groups of 8 messages of one lobby, as the lobbies
 // service's writer does under load, in turn to 10 lobbies among 1000, and reports on SQLite the
-// WAL frames a commit writes (the lobby's row is read, not written).
+// WAL frames a commit writes (the lobby's row is read, not written). sqlite-one-lobby commits
+// them all to one lobby, as a fan-out bench's sender does.
 func BenchmarkStoreLobbyMessages(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) {
-		dir := b.TempDir()
-		s, err := OpenSQLite(context.Background(), dir)
-		require.NoError(b, err)
-		defer s.Close()
-		benchLobbyMessages(b, s, filepath.Join(dir, DatabaseFile+"-wal"))
-	})
-	b.Run("postgres", func(b *testing.B) { benchLobbyMessages(b, openPostgres(b), "") })
+	sqlite := func(turns int) func(b *testing.B) {
+		return func(b *testing.B) {
+			dir := b.TempDir()
+			s, err := OpenSQLite(context.Background(), dir)
+			require.NoError(b, err)
+			defer s.Close()
+			benchLobbyMessages(b, s, filepath.Join(dir, DatabaseFile+"-wal"), turns)
+		}
+	}
+	b.Run("sqlite", sqlite(10))
+	b.Run("sqlite-one-lobby", sqlite(1))
+	b.Run("postgres", func(b *testing.B) { benchLobbyMessages(b, openPostgres(b), "", 10) })
 }
 
 // benchLobbyMessages runs BenchmarkStoreLobbyMessages on s, whose WAL file is wal ("" when it
-// has none).
-func benchLobbyMessages(b *testing.B, s *DB, wal string) {
+// has none), its commits in turn to turns lobbies.
+func benchLobbyMessages(b *testing.B, s *DB, wal string, turns int) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const lobbies, group = 1000, 8
@@ -58,7 +63,7 @@ func benchLobbyMessages(b *testing.B, s *DB, wal string) {
 	cpu := processCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
-		lobby := uint64(1 + i%10*97)
+		lobby := uint64(1 + i%turns*97)
 		at := now.Add(time.Duration(i) * time.Millisecond)
 		for k := range msgs {
 			id++
