@@ -22,17 +22,16 @@ const (
 	lobbyMessageCols
 )
 
-// Which columns of a group's rows sqliteLobbyInsert binds once, when every row has the same
-// value there: none; the lobby's and the defaults (commonCols), which a group commit's messages
-// of one lobby share; those and the author (commonCols|authorCol), as when one member sends.
-// Three shapes only, so that the statements prepared stay a few per number of rows.
-const (
-	commonCols = 1<<colLobby | 1<<colApp | 1<<colMetadata | 1<<colModeration | 1<<colFlags | 1<<colAdditionalName
-	authorCol  = 1 << colAuthor
-)
+// sharedCols are the columns of a group's rows that sqliteLobbyInsert binds once when every row
+// has the same value there: the lobby's and the defaults, which a group commit's messages of one
+// lobby share. One shape only (the author, which differs in a lobby that several members talk
+// in, is bound per row, an integer's binding costing little), so that the statements prepared
+// stay one more per number of rows (the statement cache holds maxCachedStatements in all).
+const sharedCols = 1<<colLobby | 1<<colApp | 1<<colMetadata | 1<<colModeration | 1<<colFlags | 1<<colAdditionalName
 
 // sharedColumns returns the columns sqliteLobbyInsert binds once for ms, as a set of bits by
-// their places: none for a single row (a row's arguments are as many either way).
+// their places: sharedCols or none, none for a single row (a row's arguments are as many either
+// way).
 func sharedColumns(ms []*LobbyMessage) uint {
 	if len(ms) < 2 {
 		return 0
@@ -41,17 +40,13 @@ func sharedColumns(ms []*LobbyMessage) uint {
 	if len(first.Metadata) != 0 || len(first.ModerationMetadata) != 0 {
 		return 0
 	}
-	shared := uint(commonCols | authorCol)
 	for _, m := range ms[1:] {
 		if m.LobbyID != first.LobbyID || m.AppID != first.AppID || len(m.Metadata) != 0 ||
 			len(m.ModerationMetadata) != 0 || m.Flags != first.Flags || m.AdditionalName != first.AdditionalName {
 			return 0
 		}
-		if m.AuthorID != first.AuthorID {
-			shared &^= authorCol
-		}
 	}
-	return shared
+	return sharedCols
 }
 
 // lobbyMessageValue is m's argument for column col, as lobbyMessageArgs gives it.
@@ -89,10 +84,16 @@ func lobbyMessageValue(m *LobbyMessage, col int) any {
 // on SQLite, and its arguments; with check, it inserts only when the lobby exists
 // (insertIntoLobby). The columns every row has the same value in (sharedColumns) are bound once,
 // in a row of their own joined to each of the rows' VALUES: a group commit's rows of one lobby
-// bind 4 arguments each instead of 11, and every argument costs the driver its conversion and
+// bind 5 arguments each instead of 11, and every argument costs the driver its conversion and
 // its binding (a C string's copy for a text), the most of a commit's work outside SQLite's.
+//
+// Only a group's first statement (check) binds columns once: the next ones, of a group over
+// maxRowsPerInsert rows, are rare, and their texts would be as many again.
 func sqliteLobbyInsert(id uint64, ms []*LobbyMessage, check bool) (string, []any) {
-	shared := sharedColumns(ms)
+	var shared uint
+	if check {
+		shared = sharedColumns(ms)
+	}
 	if shared == 0 {
 		head, tail := `VALUES `, ``
 		if check {

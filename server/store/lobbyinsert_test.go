@@ -21,9 +21,9 @@ func lobbyMessagesOf(lobby, id uint64, n int, at time.Time) []*LobbyMessage {
 	return ms
 }
 
-// sqliteLobbyInsert binds once the columns every row of a group has the same value in: the lobby's
-// and the defaults, and the author when one member sent them all; a group whose rows differ
-// there, or has metadata, or a single row, is bound row by row as lobbyMessagesInsert does.
+// sqliteLobbyInsert binds once the columns every row of a group has the same value in, the lobby's
+// and the defaults, whoever the authors; a group whose rows differ there, or has metadata, or a
+// single row, is bound row by row as lobbyMessagesInsert does.
 func TestSQLiteLobbyInsertShapes(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	oneAuthor := lobbyMessagesOf(5, 100, 3, at)
@@ -41,8 +41,8 @@ func TestSQLiteLobbyInsertShapes(t *testing.T) {
 		perRow  int
 		leading []any // the arguments bound once
 	}{
-		{"one author", oneAuthor, commonCols | authorCol, 4, []any{int64(5), int64(1), int64(7), emptyProps, emptyProps, int64(0), ""}},
-		{"two authors", twoAuthors, commonCols, 5, []any{int64(5), int64(1), emptyProps, emptyProps, int64(0), ""}},
+		{"one author", oneAuthor, sharedCols, 5, []any{int64(5), int64(1), emptyProps, emptyProps, int64(0), ""}},
+		{"two authors", twoAuthors, sharedCols, 5, []any{int64(5), int64(1), emptyProps, emptyProps, int64(0), ""}},
 		{"metadata", withMetadata, 0, 11, nil},
 		{"flags differ", flagged, 0, 11, nil},
 		{"one row", oneAuthor[:1], 0, 11, nil},
@@ -72,9 +72,10 @@ func TestSQLiteLobbyInsertShapes(t *testing.T) {
 			}
 			again, _ := sqliteLobbyInsert(5, tc.ms, true)
 			assert.Equal(t, q, again)
-			unchecked, uargs := sqliteLobbyInsert(5, tc.ms, false)
-			assert.Equal(t, strings.TrimSuffix(q, lobbyExists), unchecked)
-			assert.Equal(t, args[:len(args)-1], uargs)
+			unchecked, uargs := sqliteLobbyInsert(5, tc.ms, false) // a group's next statement
+			want, wargs := lobbyMessagesInsert(`VALUES `, lobbyMessageRow, tc.ms, ``, 1)
+			assert.Equal(t, want, unchecked)
+			assert.Equal(t, wargs, uargs)
 		})
 	}
 }
