@@ -119,7 +119,8 @@ type Config struct {
 	Requests http.Handler
 	// Accept, when set, takes the requests it knows (a lobby message) instead of Requests, with
 	// the session's address, its credential and its memo in ctx (httpx.WithSessionMemo): it serves one and returns
-	// its answer, which may wait (for a commit); false leaves it to Requests. A connection reads on
+	// its answer, which may wait (for a commit); false leaves it to Requests. An answer's body is
+	// one JSON value or empty (null), and goes out as it is, unchecked. A connection reads on
 	// while the next request has arrived and takes the answers of those accepted afterwards.
 	Accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (answer func() (int, []byte), ok bool)
 	// Accepted, when set, runs before the answers of requests accepted together are taken.

@@ -669,21 +669,14 @@ func propsArg(m map[string]string) any {
 const maxRowsPerInsert = 100
 
 // insertIntoLobby inserts ms, messages of lobby id, on SQLite, with one statement per
-// maxRowsPerInsert rows, the first of which inserts only when the lobby exists: ErrNotFound, with
+// maxRowsPerInsert rows (sqliteLobbyInsert), the first of which inserts only when the lobby exists: ErrNotFound, with
 // nothing inserted, when it does not. SQLite's one writer keeps the lobby there for the rest of
 // the transaction, so that this is HoldLobby and InsertLobbyMessages in one statement fewer.
 func (s *DB) insertIntoLobby(ctx context.Context, id uint64, ms []*LobbyMessage) error {
 	for first := true; len(ms) > 0; first = false {
 		chunk := ms[:min(len(ms), maxRowsPerInsert)]
 		ms = ms[len(chunk):]
-		tail := `)`
-		if first {
-			tail = `) WHERE EXISTS (SELECT 1 FROM lobbies WHERE id=?)`
-		}
-		q, args := lobbyMessagesInsert(`SELECT * FROM (VALUES `, lobbyMessageRow, chunk, tail, 1)
-		if first {
-			args = append(args, id)
-		}
+		q, args := sqliteLobbyInsert(id, chunk, first)
 		res, err := s.q.ExecContext(ctx, q, args...)
 		if err != nil {
 			return err

@@ -15,24 +15,31 @@ import (
 
 // BenchmarkStoreLobbyMessages commits groups of 8 messages of one lobby, as the lobbies
 // service's writer does under load, in turn to 10 lobbies among 1000, and reports on SQLite the
-// WAL frames a commit writes (the lobby's row is read, not written).
+// WAL frames a commit writes (the lobby's row is read, not written). sqlite-one-lobby commits
+// them all to one lobby, as a fan-out bench's sender does, and sqlite-single each message in a
+// commit of its own, as an idle service does.
 func BenchmarkStoreLobbyMessages(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) {
-		dir := b.TempDir()
-		s, err := OpenSQLite(context.Background(), dir)
-		require.NoError(b, err)
-		defer s.Close()
-		benchLobbyMessages(b, s, filepath.Join(dir, DatabaseFile+"-wal"))
-	})
-	b.Run("postgres", func(b *testing.B) { benchLobbyMessages(b, openPostgres(b), "") })
+	sqlite := func(turns, group int) func(b *testing.B) {
+		return func(b *testing.B) {
+			dir := b.TempDir()
+			s, err := OpenSQLite(context.Background(), dir)
+			require.NoError(b, err)
+			defer s.Close()
+			benchLobbyMessages(b, s, filepath.Join(dir, DatabaseFile+"-wal"), turns, group)
+		}
+	}
+	b.Run("sqlite", sqlite(10, 8))
+	b.Run("sqlite-one-lobby", sqlite(1, 8))
+	b.Run("sqlite-single", sqlite(1, 1))
+	b.Run("postgres", func(b *testing.B) { benchLobbyMessages(b, openPostgres(b), "", 10, 8) })
 }
 
 // benchLobbyMessages runs BenchmarkStoreLobbyMessages on s, whose WAL file is wal ("" when it
-// has none).
-func benchLobbyMessages(b *testing.B, s *DB, wal string) {
+// has none), its commits of group messages in turn to turns lobbies.
+func benchLobbyMessages(b *testing.B, s *DB, wal string, turns, group int) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	const lobbies, group = 1000, 8
+	const lobbies = 1000
 	require.NoError(b, s.WithTx(ctx, func(st Store) error {
 		for i := range uint64(lobbies) {
 			if err := st.CreateLobby(ctx, &Lobby{ID: 1 + i, AppID: 1, IdleTimeout: time.Hour, LastActivityAt: now,
@@ -58,7 +65,7 @@ func benchLobbyMessages(b *testing.B, s *DB, wal string) {
 	cpu := processCPU(b)
 	b.ResetTimer()
 	for i := range b.N {
-		lobby := uint64(1 + i%10*97)
+		lobby := uint64(1 + i%turns*97)
 		at := now.Add(time.Duration(i) * time.Millisecond)
 		for k := range msgs {
 			id++

@@ -52,7 +52,10 @@ func Read(data []byte) (gwire.Request, bool) {
 
 // Result encodes the d of gwire.EventRequestResult that answers the request of nonce: body as it
 // is when it is one JSON value (surrounding spaces cut), else as a JSON string; null when empty.
-func Result(nonce string, status int, body []byte) []byte {
+func Result(nonce string, status int, body []byte) []byte { return result(nonce, status, body, true) }
+
+// result is Result; without check, body is taken for one JSON value (or spaces) unchecked.
+func result(nonce string, status int, body []byte, check bool) []byte {
 	body = trimSpace(body)
 	d := make([]byte, 0, len(nonce)+len(body)+42)
 	d = append(d, `{"nonce":`...)
@@ -63,7 +66,7 @@ func Result(nonce string, status int, body []byte) []byte {
 	switch {
 	case len(body) == 0:
 		d = append(d, "null"...)
-	case jsonscan.Valid(body):
+	case !check || jsonscan.Valid(body):
 		d = append(d, body...)
 	default:
 		d = wire.AppendString(d, string(body))
@@ -297,12 +300,14 @@ func Answered(nonce string, a Answer, panicked func(p any)) []byte {
 }
 
 // takeAll takes the answers of items, in order, and returns their results (Result); a panic of
-// an answer is a 500, reported to panicked.
+// an answer is a 500, reported to panicked. The answers are Accept's, whose bodies are JSON by
+// its contract (gateway.Config.Accept): they are not scanned again (a lobby message's, encoded
+// by the service, is the largest part of its answer's work).
 func takeAll(items []item, panicked func(p any)) [][]byte {
 	ds := make([][]byte, len(items))
 	for i, it := range items {
 		status, body := take(it.answer, panicked)
-		ds[i] = Result(it.nonce, status, body)
+		ds[i] = result(it.nonce, status, body, false)
 	}
 	return ds
 }

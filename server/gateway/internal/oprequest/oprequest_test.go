@@ -3,6 +3,7 @@ package oprequest
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -35,6 +36,38 @@ func TestResult(t *testing.T) {
 			assert.Equal(t, 201, r.Status)
 			assert.JSONEq(t, tc.want, string(r.Body))
 		})
+	}
+}
+
+// An accepted request's answer (Accept's, JSON by its contract) goes out as it is, with the
+// spaces around it cut, where Serve's handlers' bodies are checked (TestResult); an empty one is
+// null, and a panic's is the 500's JSON body.
+func TestAnsweredBodyAsItIs(t *testing.T) {
+	body := []byte("{\"id\":\"1\",\"content\":\"gg\"}\n")
+	d := Answered("n", func() (int, []byte) { return 200, body }, func(any) {})
+	assert.Equal(t, `{"nonce":"n","status":200,"body":{"id":"1","content":"gg"}}`, string(d))
+	assert.Equal(t, `{"nonce":"n","status":204,"body":null}`, string(Answered("n", func() (int, []byte) { return 204, nil }, func(any) {})))
+	var panicked []any
+	d = Answered("n", func() (int, []byte) { panic("answer") }, func(p any) { panicked = append(panicked, p) })
+	var r gwire.RequestResult
+	require.NoError(t, json.Unmarshal(d, &r), "%s", d)
+	assert.Equal(t, 500, r.Status)
+	assert.JSONEq(t, string(ErrorBody(0, "500: Internal Server Error")), string(r.Body))
+	assert.Equal(t, []any{"answer"}, panicked)
+}
+
+// BenchmarkAnswered takes a lobby message's answer (its body the message, 400-odd bytes of JSON)
+// into its result, as the queue does for each accepted message.
+func BenchmarkAnswered(b *testing.B) {
+	body := []byte(`{"id":"1444408365056000001","lobby_id":"1444408365056000000","channel_id":"1444408365056000000",` +
+		`"author_id":"1444408365056000002","author":{"id":"1444408365056000002","username":"player-2",` +
+		`"global_name":null,"avatar":null,"discriminator":"0","bot":false},"content":"` +
+		strings.Repeat("gg, one more round? ", 8) + `","metadata":{},"flags":0,"type":0,` +
+		`"timestamp":"2026-03-01T12:00:00.000000+00:00","additional_name":""}`)
+	answer := func() (int, []byte) { return 200, body }
+	b.ReportAllocs()
+	for b.Loop() {
+		Answered("c2f1a7d0-6b1e-4c55-9a33-2f0e1b7c9d41", answer, func(any) {})
 	}
 }
 
