@@ -96,9 +96,8 @@ func RunCallbacks() int { return queue.Run() }
 // nothing else to do waits here between RunCallbacks instead of polling.
 func WaitCallbacks(timeout time.Duration) bool { return queue.Wait(timeout) }
 
-// OnCallbackQueued makes f run when callbacks are queued, on the queuing thread, for a thread
-// that waits for callbacks outside Go: once per callback, or once for all the callbacks of the
-// frames one gateway read brought (callbacks.Batch). Call it once, before the first Client.
+// OnCallbackQueued makes f run when callbacks are queued (once for those of one gateway read), on
+// the queuing thread, for a thread waiting outside Go. Call it once, before the first Client.
 func OnCallbackQueued(f func()) { queue.OnPush = f }
 
 // ResetCallbacks discards queued callbacks without running them; their resources are released.
