@@ -53,13 +53,20 @@ func benchDeliveries(b *testing.B, batch int) {
 		}
 	})
 	defer gw.Close()
+	cpu := timedDeliveries(b, consumed, done)
+	b.ReportMetric(float64(cpu)/float64(n), "cpu-ns/delivery")
+}
+
+// timedDeliveries times a benchmark's deliveries: it gives the server its go-ahead for the first
+// batch on consumed, waits until done is closed, and returns the process's CPU time meanwhile.
+func timedDeliveries(b *testing.B, consumed chan<- struct{}, done <-chan struct{}) time.Duration {
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	b.ResetTimer()
-	consumed <- struct{}{} // the server's go-ahead for the first batch
+	consumed <- struct{}{}
 	<-done
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(n), "cpu-ns/delivery")
+	return processCPU() - cpu0
 }
 
 // readyBenchClient returns a Client of the bare server at url (http://...) once it is Ready,

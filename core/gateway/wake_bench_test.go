@@ -129,13 +129,7 @@ func benchBatchToWaiting(b *testing.B, batched bool) {
 	gw := startReady(b, cfg)
 	defer gw.Close()
 	stopGame := gameThread(q)
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.ResetTimer()
-	consumed <- struct{}{} // the server's go-ahead for the first batch
-	<-done
-	b.StopTimer()
-	cpu := processCPU() - cpu0
+	cpu := timedDeliveries(b, consumed, done)
 	consumed <- struct{}{} // the server's last wait
 	runs := stopGame()
 	b.ReportMetric(float64(cpu)/float64(n), "cpu-ns/delivery")
