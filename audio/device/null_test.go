@@ -160,7 +160,10 @@ func TestLogHearsBothMiniaudioContexts(t *testing.T) {
 }
 
 // TestNullBackendStampsPlaybackTakes checks a miniaudio stream's take clock against its
-// counters: one take per playback callback, stamped when it ran, no faster than a period apart.
+// counters: one take per playback callback, stamped when it ran, never ahead of the device's
+// clock. miniaudio's null backend catches up after a late wake (it writes the periods it owes
+// without waiting), so two takes may come closer than a period apart; what it guarantees is that
+// period k is not written before the device has run about k-1 periods, counted from its start.
 func TestNullBackendStampsPlaybackTakes(t *testing.T) {
 	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
 	s, err := c.Open(device.Config{Playback: true})
@@ -174,8 +177,6 @@ func TestNullBackendStampsPlaybackTakes(t *testing.T) {
 
 	start := time.Now()
 	require.NoError(t, s.Start())
-	var firstN uint64
-	var first time.Time
 	for n < 20 {
 		select {
 		case <-s.Playback().SpaceSignal(): // each take wakes it
@@ -183,15 +184,15 @@ func TestNullBackendStampsPlaybackTakes(t *testing.T) {
 			t.Fatalf("no take within 2 s; %d so far", n)
 		}
 		n, last = clock.PlaybackTakes()
-		if firstN == 0 && n > 0 {
-			firstN, first = n, last
-		}
 	}
 	require.NoError(t, s.Stop())
 	end := time.Now()
 	n, last = clock.PlaybackTakes()
 	assert.Equal(t, s.Stats().PlaybackPeriods, n, "one take per playback callback")
 	assert.False(t, last.Before(start) || last.After(end), "the last take is stamped while the stream ran")
-	nominal := time.Duration(n-firstN) * 10 * time.Millisecond
-	assert.GreaterOrEqual(t, last.Sub(first), nominal*9/10, "takes come no faster than a period apart")
+	// Measured, the twentieth take comes about 2.8 periods early (172 ms after the start): the
+	// first writes need no wait and the null backend waits for the start of the period it writes,
+	// not its end. Being late only makes takes later, so four periods of slack cannot be used up.
+	owed := time.Duration(n-4) * 10 * time.Millisecond
+	assert.GreaterOrEqual(t, last.Sub(start), owed, "takes never run ahead of the device's clock")
 }
