@@ -15,8 +15,10 @@ import (
 
 // TestNullBackendPacesTenMillisecondPeriods runs a capture and playback stream on miniaudio's null
 // backend until fifty capture periods have arrived and checks that they came one 10 ms period per
-// callback at real-time pace: never faster (the lower bound is what the backend guarantees),
-// and not grossly slower even on a busy machine.
+// callback at real-time pace: never faster, and not grossly slower even on a busy machine. The
+// null backend catches up after a late wake (it reads the periods it owes without waiting), so
+// two periods may come closer than 10 ms apart; what it guarantees is that capture period k is
+// not read before its device has run about k-1 periods, counted from its start.
 func TestNullBackendPacesTenMillisecondPeriods(t *testing.T) {
 	c := newContext(t, device.Options{Backend: device.BackendNull, PollInterval: -1})
 	list, err := c.Devices()
@@ -30,19 +32,24 @@ func TestNullBackendPacesTenMillisecondPeriods(t *testing.T) {
 	assert.Equal(t, list.Capture[0], s.Info().Capture, "the default device is the one in use")
 	assert.Equal(t, list.Playback[0], s.Info().Playback)
 
+	start := time.Now() // before the device's clock starts
 	require.NoError(t, s.Start())
-	start := time.Now()
-	// Wait for the first period, then time the next periods-1.
+	// Wait for the first period, then for the next periods-1.
 	require.True(t, s.Capture().WaitData(pcm.PeriodSamples, nil))
 	first := time.Now()
 	require.True(t, s.Capture().WaitData(periods*pcm.PeriodSamples, nil))
+	all := time.Since(start)
 	elapsed := time.Since(first)
 	require.NoError(t, s.Stop())
 	st := s.Stats()
 
-	t.Logf("first period after %v; %d more periods in %v; stats %+v", first.Sub(start), periods-1, elapsed, st)
+	t.Logf("first period after %v; %d more periods in %v; all %d in %v; stats %+v",
+		first.Sub(start), periods-1, elapsed, periods, all, st)
+	// Measured, the fiftieth period comes about a period early (490 ms after the start at the
+	// least, in 80 runs beside a CPU stress). Being late only makes periods later, so three
+	// periods of slack cannot be used up; a backend running 7% fast or more fails.
+	assert.GreaterOrEqual(t, all, (periods-3)*10*time.Millisecond, "periods never run ahead of the device's clock")
 	nominal := (periods - 1) * 10 * time.Millisecond
-	assert.GreaterOrEqual(t, elapsed, nominal*9/10, "periods come no faster than 10 ms")
 	assert.Less(t, elapsed, 3*nominal, "periods keep up with real time")
 	assert.Equal(t, st.CapturePeriods*pcm.PeriodSamples, st.CaptureSamples, "one 10 ms period per capture callback")
 	assert.Equal(t, st.PlaybackPeriods*pcm.PeriodSamples, st.PlaybackSamples, "one 10 ms period per playback callback")
@@ -180,8 +187,8 @@ func TestNullBackendStampsPlaybackTakes(t *testing.T) {
 	for n < 20 {
 		select {
 		case <-s.Playback().SpaceSignal(): // each take wakes it
-		case <-time.After(2 * time.Second):
-			t.Fatalf("no take within 2 s; %d so far", n)
+		case <-time.After(10 * time.Second): // a hang: a take is due every 10 ms
+			t.Fatalf("no take within 10 s; %d so far", n)
 		}
 		n, last = clock.PlaybackTakes()
 	}
