@@ -207,13 +207,15 @@ func TestFramesServerClose(t *testing.T) {
 	// A client that never answers is cut after closeTimeout.
 	other := e.dialRaw()
 	mute := e.dialRaw()
+	// Timed from before the frame that makes the server close: its closeTimeout starts after
+	// that, and before the close frame reaches this client (late, on a loaded machine).
+	start := time.Now()
 	mute.send(ws.NewTextFrame([]byte(`{"op":42}`)))
 	require.Equal(t, ws.OpClose, mute.next().Header.OpCode)
 	// It is cut, and not before closeTimeout: the server waited for the answer. (No upper bound
 	// but a generous deadline: on a loaded machine the cut may come late, which is harmless.)
-	start := time.Now()
 	mute.expectEOFWithin(closeTimeout + 4*wait)
-	assert.GreaterOrEqual(t, time.Since(start), closeTimeout-closeTimeout/10)
+	assert.GreaterOrEqual(t, time.Since(start), closeTimeout)
 
 	// Meanwhile the HTTP server's read and idle timeouts (httpTimeout) have passed: they do not
 	// bound a WebSocket.
