@@ -87,25 +87,39 @@ func start() {
 		why = err
 		return
 	}
-	port, err := freePort()
-	if err != nil {
-		why = err
-		return
-	}
 	dir, err := os.MkdirTemp(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(s))), "build"), "pg-test-")
 	if err != nil {
 		why = err
 		return
 	}
-	out, err := exec.Command("bash", s, "start", dir, strconv.Itoa(port)).CombinedOutput()
-	if err != nil {
-		os.RemoveAll(dir)
-		why = fmt.Errorf("build/scripts/pg.sh start: %v: %s", err, out)
-		return
+	// The port is free when chosen and taken by the server seconds later (after initdb): another
+	// process may take it meanwhile (a connection of a test running beside, whose own end it
+	// becomes), and then the server cannot listen. A start that fails is tried again on another
+	// port, as pg.sh run does; initdb's data is kept between tries.
+	for try := 1; ; try++ {
+		port, err := freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			why = err
+			return
+		}
+		out, err := exec.Command("bash", s, "start", dir, strconv.Itoa(port)).CombinedOutput()
+		if err == nil {
+			dataDir = dir
+			admin = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+			return
+		}
+		if try == startTries {
+			_ = exec.Command("bash", s, "stop", dir).Run() // best effort: what failed is reported
+			os.RemoveAll(dir)
+			why = fmt.Errorf("build/scripts/pg.sh start (%d tries): %v: %s", try, err, out)
+			return
+		}
 	}
-	dataDir = dir
-	admin = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 }
+
+// startTries bounds the starts tried on fresh ports.
+const startTries = 5
 
 // script finds build/scripts/pg.sh above the working directory.
 func script() (string, error) {
