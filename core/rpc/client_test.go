@@ -471,7 +471,7 @@ func TestCommandsFailPromptly(t *testing.T) {
 	case err := <-errc:
 		require.ErrorIs(t, err, rpc.ErrDisconnected, "in flight at a disconnect: %v", err)
 		require.NotErrorIs(t, err, rpc.ErrClosed, "in flight at a disconnect: %v", err)
-	case <-time.After(2 * time.Second):
+	case <-time.After(testwait.Timeout): // a hang: it fails at once
 		require.FailNow(t, "a command in flight hung after the disconnect")
 	}
 
@@ -695,7 +695,9 @@ func TestConcurrentUseAcrossDrops(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 100 {
-				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				// A deadline met would fail the test (no error but the two): it only guards
+				// against a hang.
+				ctx, cancel := context.WithTimeout(context.Background(), testwait.Timeout)
 				unsub, err := c.SubscribeAuthorizeRequest(ctx, func() {})
 				if err != nil {
 					assert.ErrorIs(t, err, rpc.ErrNotConnected, "Subscribe: %v", err)
