@@ -2,7 +2,9 @@ package servertest
 
 import (
 	"io"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -112,11 +114,33 @@ func (p *Proxy) Close() {
 }
 
 // FreeAddr returns a loopback host:port that was free a moment ago, for a service that must
-// listen on a known address (behind a Proxy, or across a restart).
+// listen on a known address (behind a Proxy, across a restart, or in a process of its own).
+//
+// The port is below the kernel's ephemeral range (32768 and up on Linux, 49152 on Windows), as
+// pg.sh run chooses its own: a port from the range, free when chosen, may become the local end
+// of any connection made on the machine before the service listens (during a store's
+// migrations, a process's start), and then the service cannot listen. One process never hands
+// out a port twice.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err, "servertest")
-	defer ln.Close()
-	return ln.Addr().String()
+	for range 100 {
+		port := freeLow + rand.IntN(freeHigh-freeLow)
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil { // in use: another process's service
+			continue
+		}
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close(), "servertest")
+		return addr
+	}
+	require.FailNow(t, "servertest: no free port below the ephemeral range")
+	return ""
 }
+
+// The ports FreeAddr chooses from, and those it has handed out.
+const freeLow, freeHigh = 12000, 20000 // pg.sh run takes from 20000 up
+
+var handedOut sync.Map
