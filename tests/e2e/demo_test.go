@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"sdkpp/server/servertest"
 )
 
 // TestDemo runs what `make demo` runs (SDKPP_DEMO names the built demo command, SDKPP_DEMO_BIN the
@@ -35,17 +36,14 @@ func TestDemo(t *testing.T) {
 }
 
 func runDemo(t *testing.T, demo, bin, speech, sample string) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
+	addr := servertest.FreeAddr(t) // below the ephemeral range: no connection takes it meanwhile
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, demo, "-bin", bin, "-addr", addr, "-speech", speech, "-sample", sample)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
+	err := cmd.Run()
 	transcript := out.String()
 	require.NoError(t, err, "the demo failed:\n%s", transcript)
 
