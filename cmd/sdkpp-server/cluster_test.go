@@ -27,7 +27,7 @@ import (
 // is DownHeartbeats old.
 func TestClusterPageShowsEveryNode(t *testing.T) {
 	storeURL := pgtest.Database(t, "", nil)
-	const beat = 200 * time.Millisecond
+	const beat = 2 * time.Second // down after 6 s: room for a loaded machine's late beats
 	node := func(id int) *servertest.Env {
 		return servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
 			c.Store, c.NodeID, c.MetricsAddr, c.NodeHeartbeat = storeURL, id, "127.0.0.1:0", beat
