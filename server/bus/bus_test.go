@@ -131,7 +131,9 @@ func TestClaimsHaveOneHolder(t *testing.T) {
 		b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: i + 1, Memory: true})
 		require.NoError(t, err)
 		t.Cleanup(b.Close)
-		claims[i], err = b.Claims(ctx, "test", time.Second)
+		// Held 3 s: the claims and changes below, one round trip each, come before a's claim
+		// lapses even on a loaded machine (with 1 s, a stall of a second lost it).
+		claims[i], err = b.Claims(ctx, "test", 3*time.Second)
 		require.NoError(t, err)
 	}
 	a, b := claims[0], claims[1]
@@ -156,7 +158,7 @@ func TestClaimsHaveOneHolder(t *testing.T) {
 	require.Eventually(t, func() bool {
 		holder, _, err := a.Claim(ctx, "42", "a")
 		return err == nil && holder == "a"
-	}, 10*time.Second, 50*time.Millisecond, "b's claim lapses unrenewed")
+	}, 20*time.Second, 50*time.Millisecond, "b's claim lapses unrenewed")
 }
 
 // A stream whose messages have all expired has nothing to read up to: a node that starts then
