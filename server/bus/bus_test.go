@@ -166,7 +166,9 @@ func TestClaimsHaveOneHolder(t *testing.T) {
 func TestLastOfAnExpiredStream(t *testing.T) {
 	ctx := context.Background()
 	ns := natstest.Start(t)
-	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true, Retention: 200 * time.Millisecond})
+	// Kept 1 s: Last, a round trip after Publish, must find the message before it expires, even
+	// on a loaded machine (with 200 ms, a stall of that much lost it).
+	b, err := bus.Connect(ctx, ns.URL(), bus.Options{Node: 1, Memory: true, Retention: time.Second})
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
 	seq, err := b.Publish(ctx, []byte("old"))
