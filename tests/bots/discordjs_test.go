@@ -52,7 +52,7 @@ func TestDiscordjsBot(t *testing.T) {
 	node, modules := discordjsReady(t)
 	e := servertest.Start(t, servertest.WithConfig(func(c *server.Config) {
 		// One request per second in the bucket of one guild's members.
-		c.RateLimits.Routes = map[string]ratelimit.Rule{memberRoute: {Limit: 1, Window: time.Second}}
+		c.RateLimits.Routes = map[string]ratelimit.Rule{memberRoute: {Limit: 1, Window: memberWindow}}
 	}))
 	alice, bob := e.User("alice"), e.User("bob")
 	guild := botLab(t, e, "JS Lab")
@@ -96,7 +96,7 @@ func TestDiscordjsBot(t *testing.T) {
 	assert.Equal(t, [][]any{{"@everyone", float64(0), everyonePermissions(t, e, guild.ID.String())},
 		{"helper", float64(0x3498db), strconv.Itoa(1 << 13)}}, answered.Roles)
 
-	// Another process of the same bot has just used the one request per second of the members
+	// Another process of the same bot has just used the one request per window of the members
 	// bucket: discord.js's request there meets the service's 429, waits as the answer says, and
 	// retries.
 	raw, err := http.NewRequest(http.MethodGet, e.APIURL+"/guilds/"+guild.ID.String()+"/members/"+alice.ID.String(), nil)
