@@ -80,6 +80,21 @@ const (
 	maxHold          = 20 * time.Millisecond
 )
 
+// maxGather bounds how long the next group of a lobby waits for the messages of the senders of
+// the last one (sendLobby), who were just answered; it waits no longer than the last one took
+// to be committed and published either, so that a message waits at most about one group's
+// send more than it did, and only when several senders send to the lobby at once.
+const maxGather = 2 * time.Millisecond
+
+// gather is how many messages of a lobby the next group waits for, after a group of sent
+// messages, next of them already taken: as many, when several senders send at once.
+func gather(sent, next int) int {
+	if sent < 2 {
+		return 0
+	}
+	return sent - next
+}
+
 // maxEpochTries bounds the tries of a group whose commit found the shared epoch moved: the last
 // one is committed without the check.
 const maxEpochTries = 3
@@ -150,7 +165,7 @@ func (s *Service) sendLobby(group []*clusterSend) {
 				wg.Go(func() { nextEpoch, nextErr = s.Epoch(ctx, changesKey) })
 			}
 		}
-		published := true
+		published, began := true, s.Clock.Now()
 		if epochErr != nil {
 			failAll(group, epochErr)
 		} else {
@@ -169,7 +184,10 @@ func (s *Service) sendLobby(group []*clusterSend) {
 		if !nextRead && !s.mustRead(id) {
 			// What arrived during the publish (the senders just answered, mostly) joins the
 			// next group: its commit checks the kept lobby's epoch, as the group's own does.
-			next = append(next, sq.Take(id)...)
+			// A group of several senders waits a moment for as many as it had (gather):
+			// they were just answered and send again, and a commit and a publish cost about
+			// as much for one message as for several.
+			next = append(next, sq.TakeAtLeast(id, gather(len(group), len(next)), min(maxGather, s.Clock.Now().Sub(began)))...)
 		}
 		group, epoch, epochErr, read = next, nextEpoch, nextErr, nextRead
 	}

@@ -467,3 +467,51 @@ func TestClusterGroupStoredWhenTheEpochKeepsMoving(t *testing.T) {
 	e.do("GET", path, ps[0].auth, nil).OK(t, http.StatusOK, &history)
 	require.Len(t, history, 1, "stored once")
 }
+
+// On a cluster, after a group of several senders, the next group waits a moment (as long as the
+// group took, at most) for as many messages: the senders were just answered and send again, and
+// their messages go as one group under the same hold rather than as a group of what came first.
+func TestClusterGathersTheNextGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		order := &fakeOrder{last: map[string]uint64{}}
+		e.svc.Order = order.lockOn(e.svc.Store)
+		ps, l := threeInALobby(e)
+		path := "/lobbies/" + l.ID + "/messages"
+		hold, gate, again := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		// The second group's (b1 and c1) publish waits.
+		st := &stager{recorder: e.rec, t: t, st: e.st, key: "lobby:" + l.ID, hold: hold, holdAt: 1}
+		e.svc.Notifier = st
+		e.rec.take()
+		holdsBefore := len(order.holds)
+		order.gate = gate
+		send := func(p player, content string) {
+			e.do("POST", path, p.auth, map[string]any{"content": content}).OK(t, http.StatusOK, nil)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { send(ps[0], "a1") }) // starts the hold's send, at the gate
+		synctest.Wait()
+		for _, p := range ps[1:] {
+			wg.Go(func() {
+				send(p, "1")
+				<-again
+				send(p, "2")
+			})
+		}
+		synctest.Wait()
+		close(gate)
+		synctest.Wait() // b1 and c1, committed and answered, are being published
+		require.Equal(t, 1, st.calls, "a1 is published, b1 and c1 wait")
+		e.clock.Advance(time.Millisecond) // the group took a millisecond
+		close(hold)
+		synctest.Wait() // the send waits for the next group
+		close(again)
+		wg.Wait()
+		e.svc.Close()
+
+		require.Len(t, order.holds[holdsBefore:], 1, "b2 and c2 are sent under the hold that waited for them")
+		require.Equal(t, 3, st.calls, "b2 and c2 go as one group")
+		require.Len(t, st.published, 5)
+		require.IsIncreasing(t, st.published)
+	})
+}

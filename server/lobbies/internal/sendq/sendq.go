@@ -10,6 +10,7 @@ package sendq
 
 import (
 	"sync"
+	"time"
 
 	"sdkpp/server/lobbies/internal/sendtrace"
 )
@@ -27,6 +28,12 @@ type Queue[T Keyed] struct {
 	queue   []T
 	waiting map[T]bool // queued or being sent, not yet Finished
 	sending bool       // a send is under way
+
+	// TakeAtLeast's wait: the queue has work of key wantKey; wantN is how much it waits for
+	// (0: none waits), and enough is told once the queue holds that much.
+	wantKey uint64
+	wantN   int
+	enough  chan struct{}
 }
 
 // Send queues v and returns once it is Finished: by a group the caller starts sending with send
@@ -42,6 +49,10 @@ func (q *Queue[T]) Send(v T, send func(group []T)) {
 	}
 	q.queue = append(q.queue, v)
 	q.waiting[v] = true
+	if q.wantN > 0 && (v.Key() != q.wantKey || q.countLocked(q.wantKey) >= q.wantN) {
+		q.wantN = 0
+		q.enough <- struct{}{} // room for one: the taker reads it, or drops it (TakeAtLeast)
+	}
 	defer sendtrace.Default.Stamp(v, sendtrace.Answered)
 	for q.waiting[v] {
 		if q.sending {
@@ -99,6 +110,49 @@ func (q *Queue[T]) Take(key uint64) []T {
 	q.queue = rest
 	sendtrace.Mark(sendtrace.Default, took, sendtrace.Grouped)
 	return took
+}
+
+// TakeAtLeast is Take once the queue holds at least n pieces of work of key, or once wait has
+// passed, or work of another key has come, which must not wait for key's (whatever it holds
+// then; no wait when n or wait is not positive). The sender of a group calls it to gather the
+// next group of the key: one commit and one publish for more of the work that is bound to
+// come (its senders were just answered), rather than a group of what came first. Only the
+// sender of a group calls it (one at a time).
+func (q *Queue[T]) TakeAtLeast(key uint64, n int, wait time.Duration) []T {
+	q.mu.Lock()
+	if n <= 0 || wait <= 0 || q.countLocked(key) >= n || q.countLocked(key) < len(q.queue) {
+		q.mu.Unlock()
+		return q.Take(key)
+	}
+	if q.enough == nil {
+		q.enough = make(chan struct{}, 1)
+	}
+	q.wantKey, q.wantN = key, n
+	q.mu.Unlock()
+	t := time.NewTimer(wait)
+	select {
+	case <-q.enough:
+	case <-t.C:
+		q.mu.Lock()
+		if q.wantN == 0 { // told enough meanwhile: the channel holds the word, drop it
+			<-q.enough
+		}
+		q.wantN = 0
+		q.mu.Unlock()
+	}
+	t.Stop()
+	return q.Take(key)
+}
+
+// countLocked counts the queued work of key. Call with q.mu held.
+func (q *Queue[T]) countLocked(key uint64) int {
+	n := 0
+	for _, v := range q.queue {
+		if v.Key() == key {
+			n++
+		}
+	}
+	return n
 }
 
 // PutBack returns to the front of the queue work taken and not sent, for the next sender.

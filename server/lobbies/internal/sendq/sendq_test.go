@@ -163,3 +163,82 @@ func TestQueueStampsTracedWork(t *testing.T) {
 		}
 	}
 }
+
+// TakeAtLeast waits for as much of a key's work as asked, and no longer: it takes the work once
+// there is enough, once its wait has passed (what there is then), or at once when work of
+// another key waits, which must not wait for the key's.
+func TestQueueTakeAtLeast(t *testing.T) {
+	const wait = time.Millisecond
+	tests := []struct {
+		name   string
+		n      int
+		arrive []*work // one after the other, 100µs apart, while the taker waits
+		want   []uint64
+		took   time.Duration // how long the take waited
+	}{
+		{"enough: taken when the last arrives", 2, []*work{{1, 2}, {1, 3}, {1, 4}}, []uint64{2, 3}, 200 * time.Microsecond},
+		{"too few: taken after the wait", 3, []*work{{1, 2}, {1, 3}}, []uint64{2, 3}, wait},
+		{"another key: taken at once", 3, []*work{{1, 2}, {2, 3}, {1, 4}}, []uint64{2}, 200 * time.Microsecond},
+		{"no wait asked", 0, []*work{{1, 2}}, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var q Queue[*work]
+				var wg sync.WaitGroup
+				var took []uint64
+				var waited time.Duration
+				wg.Go(func() {
+					q.Send(&work{1, 1}, func(g []*work) {
+						q.Finish(g)
+						start := time.Now()
+						next := q.TakeAtLeast(1, tt.n, wait)
+						waited = time.Since(start)
+						for _, w := range next {
+							took = append(took, w.n)
+						}
+						q.Finish(next)
+						q.PutBack(q.Take(2)) // for the next send
+					})
+				})
+				synctest.Wait()
+				for _, w := range tt.arrive {
+					time.Sleep(100 * time.Microsecond)
+					wg.Go(func() { q.Send(w, func(g []*work) { q.Finish(g) }) })
+					synctest.Wait()
+				}
+				wg.Wait()
+				q.Wait()
+				assert.Equal(t, tt.want, took)
+				assert.Equal(t, tt.took, waited)
+				assert.Empty(t, q.queue)
+				assert.Empty(t, q.waiting)
+			})
+		})
+	}
+}
+
+// A word of enough that comes as the wait ends is dropped, not left for the next wait.
+func TestQueueTakeAtLeastDropsALateWord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var q Queue[*work]
+		q.changed, q.waiting = sync.NewCond(&q.mu), map[*work]bool{}
+		q.sending = true // the caller is the sender
+		done := make(chan []*work)
+		go func() { done <- q.TakeAtLeast(1, 1, time.Millisecond) }()
+		synctest.Wait()
+		// As the timer fires: the word of enough is in the channel when the taker looks.
+		q.mu.Lock()
+		q.queue = append(q.queue, &work{1, 2})
+		q.wantN = 0
+		q.enough <- struct{}{}
+		q.mu.Unlock()
+		got := <-done
+		assert.Len(t, got, 1)
+		assert.Empty(t, q.enough, "the word is read")
+		start := time.Now()
+		go func() { done <- q.TakeAtLeast(1, 1, time.Millisecond) }()
+		<-done
+		assert.Equal(t, time.Millisecond, time.Since(start), "the next wait is not ended by an old word")
+	})
+}
