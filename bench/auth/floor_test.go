@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,24 +147,38 @@ func TestFloorPostgres(t *testing.T) {
 	}
 }
 
+// recordGroups returns a group committer that records the groups it commits (each row's appID),
+// each commit waiting for a receive from release when release is not nil, and what returns the
+// groups so far.
+func recordGroups(release chan struct{}) (*groupCommitter, func() [][]int64) {
+	var mu sync.Mutex
+	var groups [][]int64
+	g := newGroupCommitter(func(_ context.Context, rows []tokenRow) error {
+		mu.Lock()
+		group := make([]int64, len(rows))
+		for i, r := range rows {
+			group[i] = r.appID
+		}
+		groups = append(groups, group)
+		mu.Unlock()
+		if release != nil {
+			<-release
+		}
+		return nil
+	}, func() {})
+	return g, func() [][]int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(groups)
+	}
+}
+
 // TestGroupCommitterGathers checks that the requests that come while a group commits are
 // committed together in the next group, and that each waits for its own group's commit.
 func TestGroupCommitterGathers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		var mu sync.Mutex
-		var groups [][]int64
-		g := newGroupCommitter(func(_ context.Context, rows []tokenRow) error {
-			mu.Lock()
-			group := make([]int64, len(rows))
-			for i, r := range rows {
-				group[i] = r.appID
-			}
-			groups = append(groups, group)
-			mu.Unlock()
-			<-release
-			return nil
-		}, func() {})
+		g, committed := recordGroups(release)
 		defer g.Close()
 
 		done := make(chan int64, 4)
@@ -185,11 +200,77 @@ func TestGroupCommitterGathers(t *testing.T) {
 		release <- struct{}{} // the second group, of the three that waited
 		synctest.Wait()
 		assert.Len(t, done, 3)
-		mu.Lock()
-		defer mu.Unlock()
+		groups := committed()
 		require.Len(t, groups, 2)
 		assert.Equal(t, []int64{1}, groups[0])
 		assert.ElementsMatch(t, []int64{2, 3, 4}, groups[1])
+	})
+}
+
+// TestGroupCommitterYields checks that the committer lets the goroutines ready to run go first
+// before it takes a group, groupYields times: a request that comes during a yield joins the
+// group, and one that comes only after the last does not.
+func TestGroupCommitterYields(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, committed := recordGroups(nil)
+		defer g.Close()
+
+		var wg sync.WaitGroup
+		commit := func(id int64) {
+			wg.Go(func() { assert.NoError(t, g.Commit(context.Background(), tokenRow{appID: id})) })
+		}
+		next, yields := int64(2), 0
+		g.yield = func() { // a request becomes ready during each yield, the last one after them
+			yields++
+			commit(next)
+			next++
+			synctest.Wait() // it waits for the committer
+		}
+		commit(1)
+		wg.Wait() // the committer is the only goroutine to call synctest.Wait
+		assert.Equal(t, groupYields, yields)
+		g.yield = func() {}
+		commit(next)
+		wg.Wait()
+		groups := committed()
+		require.Len(t, groups, 2)
+		assert.Equal(t, []int64{1, 2, 3}, groups[0], "the requests that came during its yields joined the first group")
+		assert.Equal(t, []int64{4}, groups[1])
+	})
+}
+
+// TestGroupCommitterWaitsForTheCrowd checks that the committer waits, at most groupGather, for
+// the requests of its last group to come back when fewer are waiting than the crowd it saw: the
+// last group's and those who came while it committed.
+func TestGroupCommitterWaitsForTheCrowd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		g, committed := recordGroups(release)
+		defer g.Close()
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		commit := func(id int64) {
+			wg.Go(func() { assert.NoError(t, g.Commit(context.Background(), tokenRow{appID: id})) })
+			synctest.Wait()
+		}
+
+		commit(1) // alone: committed at once, with no crowd to wait for
+		commit(2)
+		commit(3)
+		release <- struct{}{}
+		synctest.Wait()
+		assert.Equal(t, [][]int64{{1}}, committed(), "2 and 3 wait for 1's request to come back")
+		commit(4) // 1's client, back within groupGather
+		assert.Equal(t, [][]int64{{1}, {2, 3, 4}}, committed())
+
+		release <- struct{}{}
+		synctest.Wait()
+		commit(5) // only one of the three comes back
+		assert.Len(t, committed(), 2, "the committer waits for the other two")
+		time.Sleep(groupGather)
+		synctest.Wait()
+		assert.Equal(t, [][]int64{{1}, {2, 3, 4}, {5}}, committed(), "the wait runs out after groupGather")
+		release <- struct{}{}
 	})
 }
 

@@ -56,7 +56,7 @@ func main() {
 	dur := flag.Duration("duration", 10*time.Second, "how long to load each endpoint, in turns")
 	turns := flag.Int("turns", 20, "how many turns the token endpoint and its anchor take")
 	storeFlag := flag.String("store", "sqlite", "the store: sqlite (a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
-	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load to this path with .0, .1, ... appended, and of the anchor's turns with .anchor.0, .anchor.1, ...")
+	profile := flag.String("cpuprofile", "", "write CPU profiles of the token endpoint's turns of load to this path with .0, .1, ... appended, of the anchor's turns with .anchor.0, .anchor.1, ..., and of the floor's with .floor-a.2, .floor-b.0, ... (its way's letter)")
 	memProfile := flag.String("memprofile", "", "write a profile of the allocations (of the whole run, the anchor's too) to this path")
 	flag.Parse()
 	if *memProfile != "" {
@@ -186,7 +186,7 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 				return err
 			},
 			func() (err error) {
-				low, err = measure(way.srv.URL+"/token", "", &way.cpu, &way.pgTime)
+				low, err = measure(way.srv.URL+"/token", floorProfile(profile, turn, len(floor.ways)), &way.cpu, &way.pgTime)
 				way.turns += each
 				return err
 			},
@@ -305,6 +305,16 @@ func anchorProfile(profile string) string {
 		return ""
 	}
 	return profile + ".anchor"
+}
+
+// floorProfile is where the floor's turn of turn (of ways ways, taking turns by pairs) is
+// profiled when the token endpoint's are in profile: beside them, with .floor and the way's
+// letter before the turn's number.
+func floorProfile(profile string, turn, ways int) string {
+	if profile == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s.floor-%c", profile, 'a'+(turn/2)%ways)
 }
 
 // startProfile starts a CPU profile of a turn's load, in the file profile.turn
