@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,5 +131,39 @@ func TestAnswersAreNotPaced(t *testing.T) {
 		c.send(gwire.OpRequest, gwire.Request{Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)})
 		require.Equal(t, 200, c.result("r"+strconv.Itoa(i), int64(2+i)).Status)
 		<-acc.accepted
+	}
+}
+
+// With Config.AnswerInline, the answers of the requests a connection read together are taken on
+// its reader when nothing is in flight, with no hand-off to the queue's goroutine; without it, on
+// the queue's goroutine. Either way every request is answered, in order.
+func TestAnswerInlineTakesAnswersOnTheReader(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		t.Run("inline="+strconv.FormatBool(inline), func(t *testing.T) {
+			onReader := make(chan bool, 4)
+			accept := func(_ context.Context, _, _, method, path string, _ []byte) (func() (int, []byte), bool) {
+				if method != http.MethodPost {
+					return nil, false
+				}
+				return func() (int, []byte) {
+					stack := make([]byte, 8<<10)
+					stack = stack[:runtime.Stack(stack, false)]
+					onReader <- strings.Contains(string(stack), "gateway.(*conn).read(")
+					return http.StatusOK, []byte(`{"path":"` + path + `"}`)
+				}, true
+			}
+			e := newEnv(t, func(c *Config) { c.Requests, c.Accept, c.AnswerInline = echoAPI{}, accept, inline })
+			c := e.dial()
+			c.identify("user-1")
+			for i := range 3 {
+				nonce := "r" + strconv.Itoa(i)
+				c.send(gwire.OpRequest, gwire.Request{Nonce: nonce, Method: "POST", Path: "/" + strconv.Itoa(i)})
+				r := c.result(nonce, int64(2+i))
+				assert.Equal(t, 200, r.Status)
+				assert.JSONEq(t, `{"path":"/`+strconv.Itoa(i)+`"}`, string(r.Body))
+				assert.Equal(t, inline, <-onReader, "taken on the reader")
+			}
+			c.heartbeat()
+		})
 	}
 }
