@@ -66,9 +66,9 @@ func (c *conn) serveInline(data []byte) bool {
 // goroutine at once when it is idle (its commit starts while the next ones are accepted), else
 // when no frame of the client waits; the goroutine takes the answers while the reader reads on,
 // batch after batch, and any other request waits for them first. With Config.AnswerInline, the
-// requests read together are all accepted first, and once no frame waits, answered here while
-// the goroutine has nothing in flight (oprequest.Queue.Run): no hand-off between goroutines per
-// batch.
+// requests read together are all accepted first, and once no whole message waits (what is still
+// arriving is not waited for), answered here while the goroutine has nothing in flight
+// (oprequest.Queue.Run): no hand-off between goroutines per batch.
 //
 // What the requests dispatch to this connection meanwhile (a sent message, to its author)
 // waits for the answers and leaves with them: the client is woken once, and its copy does not
@@ -77,12 +77,12 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 	c.serving.Store(true)
 	if a, ok := c.accept(rq, r); ok && reader {
 		c.queue().Add(r.Nonce, a) // waits while maxQueued answers wait
-		switch last := c.fr.Buffered() == 0; {
+		switch {
 		case c.h.cfg.AnswerInline:
-			if last { // those read together are accepted first, then committed together
+			if !c.fr.MessageBuffered() { // those read together are accepted first, then committed together
 				c.queued.Run()
 			}
-		case last || c.queued.Idle():
+		case c.fr.Buffered() == 0 || c.queued.Idle():
 			c.queued.Hand()
 		}
 		return
