@@ -67,8 +67,9 @@ func (c *conn) serveInline(data []byte) bool {
 // when no frame of the client waits; the goroutine takes the answers while the reader reads on,
 // batch after batch, and any other request waits for them first. With Config.AnswerInline, the
 // requests read together are all accepted first, and once no whole message waits (what is still
-// arriving is not waited for), answered here while the goroutine has nothing in flight
-// (oprequest.Queue.Run): no hand-off between goroutines per batch.
+// arriving is not waited for), two or more are answered here while the goroutine has nothing in
+// flight (oprequest.Queue.Run): no hand-off between goroutines per batch. A lone request is
+// handed, so that what its client sends next is accepted, and delivered, during its commit.
 //
 // What the requests dispatch to this connection meanwhile (a sent message, to its author)
 // waits for the answers and leaves with them: the client is woken once, and its copy does not
@@ -79,8 +80,12 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 		c.queue().Add(r.Nonce, a) // waits while maxQueued answers wait
 		switch {
 		case c.h.cfg.AnswerInline:
-			if !c.fr.MessageBuffered() { // those read together are accepted first, then committed together
+			switch {
+			case c.fr.MessageBuffered(): // those read together are accepted first
+			case c.queued.Added() > 1: // then committed together
 				c.queued.Run()
+			default: // a lone request: the reader accepts what follows while it commits
+				c.queued.Hand()
 			}
 		case c.fr.Buffered() == 0 || c.queued.Idle():
 			c.queued.Hand()

@@ -222,6 +222,9 @@ func (q *Queue) Hand() {
 	q.mu.Unlock()
 }
 
+// Added returns the number of requests added since the last Hand (or Run).
+func (q *Queue) Added() int { return len(q.next) }
+
 // Run takes the answers of the requests added since the last Hand on the caller's goroutine, and
 // dispatches their results together, when the goroutine has none to take (every answer handed
 // was dispatched); else it hands them (Hand). Taken where they were accepted, the answers of
