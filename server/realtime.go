@@ -90,6 +90,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Requests:          s.gatewayRequests(),
 		Accept:            s.gatewayAccept(),
 		Accepted:          s.lobbies.DeliverAccepted,
+		AnswerInline:      s.storeKind == "sqlite", // a commit is the waiter's work, not a round trip
 		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,

@@ -1,13 +1,20 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gobwas/ws"
+	"github.com/gobwas/ws/wsutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -129,5 +136,94 @@ func TestAnswersAreNotPaced(t *testing.T) {
 		c.send(gwire.OpRequest, gwire.Request{Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)})
 		require.Equal(t, 200, c.result("r"+strconv.Itoa(i), int64(2+i)).Status)
 		<-acc.accepted
+	}
+}
+
+// With Config.AnswerInline, the answers of requests that arrive together are taken on the
+// connection's reader when nothing is in flight, with no hand-off to the queue's goroutine; a
+// lone request's answer, and without AnswerInline every answer, on the queue's goroutine, so
+// that the reader accepts what follows meanwhile. Either way every request is answered, in order.
+func TestAnswerInlineTakesAnswersOnTheReader(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		inline          bool
+		requests        int
+		wantOnTheReader bool
+	}{
+		{"inline, three together", true, 3, true},
+		{"inline, one alone", true, 1, false},
+		{"handed, three together", false, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			onReader := make(chan bool, tc.requests)
+			accept := func(_ context.Context, _, _, method, path string, _ []byte) (func() (int, []byte), bool) {
+				if method != http.MethodPost {
+					return nil, false
+				}
+				return func() (int, []byte) {
+					stack := make([]byte, 8<<10)
+					stack = stack[:runtime.Stack(stack, false)]
+					onReader <- strings.Contains(string(stack), "gateway.(*conn).read(")
+					return http.StatusOK, []byte(`{"path":"` + path + `"}`)
+				}, true
+			}
+			e := newEnv(t, func(c *Config) { c.Requests, c.Accept, c.AnswerInline = echoAPI{}, accept, tc.inline })
+			conn, rw := rawIdentified(t, e, "user-1")
+			var frames bytes.Buffer // written in one system call, so that they are read together
+			for i := range tc.requests {
+				d, err := json.Marshal(map[string]any{"op": gwire.OpRequest, "d": gwire.Request{
+					Nonce: "r" + strconv.Itoa(i), Method: "POST", Path: "/" + strconv.Itoa(i)}})
+				require.NoError(t, err)
+				require.NoError(t, ws.WriteFrame(&frames, ws.MaskFrame(ws.NewTextFrame(d))))
+			}
+			_, err := conn.Write(frames.Bytes())
+			require.NoError(t, err)
+			for i := range tc.requests {
+				var p gwire.Payload
+				for p.T == nil || *p.T != gwire.EventRequestResult {
+					raw, err := wsutil.ReadServerText(rw)
+					require.NoError(t, err)
+					require.NoError(t, json.Unmarshal(raw, &p))
+				}
+				var r gwire.RequestResult
+				require.NoError(t, json.Unmarshal(p.D, &r))
+				assert.Equal(t, "r"+strconv.Itoa(i), r.Nonce, "in order")
+				assert.JSONEq(t, `{"path":"/`+strconv.Itoa(i)+`"}`, string(r.Body))
+				assert.Equal(t, tc.wantOnTheReader, <-onReader, "taken on the reader")
+			}
+		})
+	}
+}
+
+// rawIdentified dials the gateway with a bare WebSocket connection, whose frames a test writes
+// itself, and identifies with token; the frames it reads come through rw.
+func rawIdentified(t *testing.T, e *env, token string) (net.Conn, io.ReadWriter) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	conn, br, _, err := ws.Dial(ctx, e.wsURL("?v=10&encoding=json"))
+	require.NoError(t, err, "dial")
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.SetDeadline(time.Now().Add(wait)))
+	rw := struct {
+		io.Reader
+		io.Writer
+	}{conn, conn}
+	if br != nil { // what came after the handshake's answer
+		rw.Reader = br
+	}
+	_, err = wsutil.ReadServerText(rw) // HELLO
+	require.NoError(t, err)
+	d, err := json.Marshal(map[string]any{"op": gwire.OpIdentify, "d": identifyData(token)})
+	require.NoError(t, err)
+	require.NoError(t, wsutil.WriteClientText(rw, d))
+	for {
+		raw, err := wsutil.ReadServerText(rw)
+		require.NoError(t, err)
+		var p gwire.Payload
+		require.NoError(t, json.Unmarshal(raw, &p))
+		if p.T != nil && *p.T == gwire.EventReady {
+			return conn, rw
+		}
 	}
 }

@@ -125,6 +125,10 @@ type Config struct {
 	Accept func(ctx context.Context, remoteAddr, auth, method, path string, body []byte) (answer func() (int, []byte), ok bool)
 	// Accepted, when set, runs before the answers of requests accepted together are taken.
 	Accepted func()
+	// AnswerInline has a connection take the answers of two or more requests it read together
+	// itself when none are in flight (oprequest.Queue.Run), instead of reading on meanwhile: for
+	// answers that wait for work done on the waiter's goroutine (a SQLite commit), not for I/O.
+	AnswerInline bool
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int
 	// AllowIntents, when set, decides whether who may use the intents of a gwire.Identify, or

@@ -65,7 +65,11 @@ func (c *conn) serveInline(data []byte) bool {
 // (reader), a request that Accept takes joins the connection's queue, handed to the queue's
 // goroutine at once when it is idle (its commit starts while the next ones are accepted), else
 // when no frame of the client waits; the goroutine takes the answers while the reader reads on,
-// batch after batch, and any other request waits for them first.
+// batch after batch, and any other request waits for them first. With Config.AnswerInline, the
+// requests read together are all accepted first, and once no whole message waits (what is still
+// arriving is not waited for), two or more are answered here while the goroutine has nothing in
+// flight (oprequest.Queue.Run): no hand-off between goroutines per batch. A lone request is
+// handed, so that what its client sends next is accepted, and delivered, during its commit.
 //
 // What the requests dispatch to this connection meanwhile (a sent message, to its author)
 // waits for the answers and leaves with them: the client is woken once, and its copy does not
@@ -74,7 +78,16 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 	c.serving.Store(true)
 	if a, ok := c.accept(rq, r); ok && reader {
 		c.queue().Add(r.Nonce, a) // waits while maxQueued answers wait
-		if c.fr.Buffered() == 0 || c.queued.Idle() {
+		switch {
+		case c.h.cfg.AnswerInline:
+			switch {
+			case c.fr.MessageBuffered(): // those read together are accepted first
+			case c.queued.Added() > 1: // then committed together
+				c.queued.Run()
+			default: // a lone request: the reader accepts what follows while it commits
+				c.queued.Hand()
+			}
+		case c.fr.Buffered() == 0 || c.queued.Idle():
 			c.queued.Hand()
 		}
 		return

@@ -299,3 +299,44 @@ func TestQueueReusesBatches(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, batch)
 	assert.Equal(t, float64(1+4), allocs, "the list of results and each result")
 }
+
+// Run takes the answers of what was added on the caller's goroutine when nothing handed waits:
+// their results are sent before it returns, after OnHand, with no goroutine started. While a
+// batch waits for its commit it hands them instead, and they leave after that batch, in order.
+func TestQueueRunsOnTheCallerWhenIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s sends
+		q := NewQueue(64, s.send(t), func(any) {})
+		var hands int
+		q.OnHand = func() { hands++ }
+		q.Run() // nothing added: nothing happens
+		assert.Zero(t, hands)
+		q.Add("a1", ok)
+		q.Add("a2", ok)
+		assert.Equal(t, 2, q.Added())
+		q.Run()
+		assert.Zero(t, q.Added())
+		assert.Equal(t, [][]string{{"a1", "a2"}}, s.get(), "sent before Run returned")
+		assert.Equal(t, 1, hands)
+		q.mu.Lock()
+		running := q.running
+		q.mu.Unlock()
+		assert.False(t, running, "no goroutine was started")
+
+		commit := make(chan struct{})
+		q.Add("b1", committed(commit))
+		q.Hand()
+		synctest.Wait() // the goroutine waits in b1's commit
+		q.Add("c1", ok)
+		q.Run() // handed: it does not wait for b1's commit
+		synctest.Wait()
+		assert.Equal(t, [][]string{{"a1", "a2"}}, s.get(), "nothing leaves before b1's commit")
+		close(commit)
+		synctest.Wait()
+		assert.Equal(t, [][]string{{"a1", "a2"}, {"b1"}, {"c1"}}, s.get(), "in order, after b1")
+		q.Add("d1", ok)
+		q.Run() // idle again: taken here
+		assert.Equal(t, [][]string{{"a1", "a2"}, {"b1"}, {"c1"}, {"d1"}}, s.get())
+		q.Close()
+	})
+}

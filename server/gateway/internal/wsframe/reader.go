@@ -2,6 +2,7 @@ package wsframe
 
 import (
 	"bufio"
+	"encoding/binary"
 	"io"
 	"time"
 	"unicode/utf8"
@@ -47,6 +48,43 @@ func NewReader(br *bufio.Reader, out *Conn, timeout time.Duration) *Reader {
 // Buffered reports how many bytes of the client's frames have arrived and are not read yet: a
 // caller may then read on before it answers what it read.
 func (r *Reader) Buffered() int { return r.br.Buffered() }
+
+// MessageBuffered reports whether a whole message of the client has arrived and is not read yet
+// (one unfragmented data frame, after any whole control frames): ReadMessage then returns it
+// without waiting for the client. A caller that answers what it read once nothing more waits
+// asks this rather than Buffered, which also counts the start of a frame still arriving.
+func (r *Reader) MessageBuffered() bool {
+	b, _ := r.br.Peek(r.br.Buffered()) // what has arrived: no read
+	for {
+		if len(b) < 2 {
+			return false
+		}
+		n, size := int64(b[1]&0x7f), 2
+		switch n {
+		case 126:
+			if len(b) < 4 {
+				return false
+			}
+			n, size = int64(binary.BigEndian.Uint16(b[2:])), 4
+		case 127:
+			if len(b) < 10 {
+				return false
+			}
+			n, size = int64(binary.BigEndian.Uint64(b[2:])), 10
+		}
+		if b[1]&0x80 != 0 {
+			size += 4 // the mask
+		}
+		if n < 0 || n > int64(len(b)-size) {
+			return false // still arriving
+		}
+		op, fin := ws.OpCode(b[0]&0x0f), b[0]&0x80 != 0
+		if !op.IsControl() {
+			return fin && op != ws.OpContinuation
+		}
+		b = b[size+int(n):]
+	}
+}
 
 // ReadMessage reads frames until a whole text message (one frame, or a fragmented message's
 // frames) has arrived, and returns its payload, unmasked. On the way it answers pings with pongs

@@ -140,3 +140,48 @@ func TestReaderRefuses(t *testing.T) {
 	require.True(t, stopped)
 	assert.Equal(t, gwire.CloseDecodeError, stop.Code)
 }
+
+// MessageBuffered tells a whole unfragmented message from what is still arriving, whatever
+// whole control frames come first.
+func TestReaderMessageBuffered(t *testing.T) {
+	frames := func(list ...ws.Frame) []byte {
+		var b bytes.Buffer
+		for _, f := range list {
+			require.NoError(t, ws.WriteFrame(&b, ws.MaskFrame(f)))
+		}
+		return b.Bytes()
+	}
+	text := frames(ws.NewTextFrame([]byte(`{"op":100}`)))
+	long := frames(ws.NewTextFrame(bytes.Repeat([]byte("x"), 300)))   // a 16-bit length
+	huge := frames(ws.NewTextFrame(bytes.Repeat([]byte("x"), 70000))) // a 64-bit length
+	ping := frames(ws.NewPingFrame([]byte("hi")))
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want bool
+	}{
+		{"nothing", nil, false},
+		{"a whole message", text, true},
+		{"a message cut short", text[:len(text)-1], false},
+		{"a header cut short", long[:3], false},
+		{"a 16-bit length, whole", long, true},
+		{"a 16-bit length, cut short", long[:len(long)-1], false},
+		{"a 64-bit length, whole", huge, true},
+		{"a 64-bit length, cut short", huge[:len(huge)-1], false},
+		{"a ping, then a whole message", append(append([]byte{}, ping...), text...), true},
+		{"a ping alone", ping, false},
+		{"a ping, then a message cut short", append(append([]byte{}, ping...), text[:4]...), false},
+		{"a first fragment", frames(ws.NewFrame(ws.OpText, false, []byte("a"))), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			br := bufio.NewReaderSize(bytes.NewReader(tc.in), 1<<17)
+			_, _ = br.Peek(len(tc.in)) // all of it has arrived
+			r := NewReader(br, &Conn{Conn: &writesConn{}}, time.Second)
+			assert.Equal(t, tc.want, r.MessageBuffered())
+			if tc.want {
+				_, _, stopped := r.ReadMessage(1 << 17)
+				assert.False(t, stopped, "ReadMessage returns it")
+			}
+		})
+	}
+}
