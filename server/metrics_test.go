@@ -163,9 +163,11 @@ func TestMetricsCountLobbyMessages(t *testing.T) {
 	assert.Equal(t, 1.0, series(t, after, "sdkpp_gateway_sessions", `state="connected"`))
 	assert.Positive(t, series(t, after, "go_goroutines"), "the Go runtime's metrics")
 	// One statement a message (SQLite), or one a group of messages committed together
-	// (PostgreSQL), labelled by the store operation.
+	// (PostgreSQL: StartLobbyMessages when the group is sent while the last one's result is
+	// read), labelled by the store operation.
 	var inserts float64
-	for _, op := range []string{`operation="InsertLobbyMessage"`, `operation="InsertLobbyMessages"`, `operation="StoreLobbyMessages"`} {
+	for _, op := range []string{`operation="InsertLobbyMessage"`, `operation="InsertLobbyMessages"`,
+		`operation="StoreLobbyMessages"`, `operation="StartLobbyMessages"`} {
 		inserts += seriesOr0(after, "sdkpp_store_query_duration_seconds_count", op) -
 			seriesOr0(before, "sdkpp_store_query_duration_seconds_count", op)
 	}

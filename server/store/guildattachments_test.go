@@ -112,15 +112,16 @@ type gatedReader struct {
 	r       io.Reader
 	after   int
 	given   int
-	reached chan struct{} // closed when after bytes were given
+	reached chan struct{} // closed when after bytes were given; never changed after, as the test reads it
+	told    bool          // reached is closed
 	open    chan struct{}
 }
 
 func (g *gatedReader) Read(p []byte) (int, error) {
 	if g.given >= g.after {
-		if g.reached != nil {
+		if !g.told {
 			close(g.reached)
-			g.reached = nil
+			g.told = true
 		}
 		<-g.open
 	} else if len(p) > g.after-g.given {
