@@ -27,12 +27,13 @@ type memBus struct {
 	cond *sync.Cond
 	log  [][]byte
 	ids  map[string]uint64 // PublishID's ids: stored once each
+	read map[*Hub]int      // how many messages each subscribed hub has been given (readAll)
 	done bool
 	wg   sync.WaitGroup
 }
 
 func newMemBus(t *testing.T) *memBus {
-	b := &memBus{}
+	b := &memBus{read: map[*Hub]int{}}
 	b.cond = sync.NewCond(&b.mu)
 	t.Cleanup(func() {
 		b.mu.Lock()
@@ -94,6 +95,20 @@ func (b *memBus) node(t *testing.T, id int) *env {
 	return e
 }
 
+// readAll waits until h has been given every message published so far: what a node saw of them
+// is then settled.
+func (b *memBus) readAll(t *testing.T, h *Hub) {
+	t.Helper()
+	b.mu.Lock()
+	published := len(b.log)
+	b.mu.Unlock()
+	waitFor(t, "the node to read the bus", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.read[h] >= published
+	})
+}
+
 // subscribe delivers every message to h, in order, until the test ends or stop is called
 // (the node is dead: it reads nothing more).
 func (b *memBus) subscribe(h *Hub) (stop func()) {
@@ -115,6 +130,9 @@ func (b *memBus) subscribe(h *Hub) (stop func()) {
 			next++
 			b.mu.Unlock()
 			h.Deliver(uint64(next), msg)
+			b.mu.Lock()
+			b.read[h] = next
+			b.mu.Unlock()
 		}
 	}()
 	return func() {
@@ -680,5 +698,6 @@ func TestStaleNoteLeavesAMovedSessionAlone(t *testing.T) {
 	b.hub.Dispatch(8, "MARK", map[string]int{}) // read by C after the stale note
 	require.Equal(t, "MARK", deref(moved.expectOp(gwire.OpDispatch).T), "the resumed session stays on C")
 	assert.Equal(t, 1, c.hub.Sessions(8))
+	bus.readAll(t, b.hub) // B has read the stale note too, not only what came before it
 	assert.True(t, b.hub.OnlineApp(testApp, 8), "B counts the user online on C")
 }
