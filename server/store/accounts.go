@@ -75,16 +75,35 @@ func (s *DB) readApplication(ctx context.Context, id uint64) (*Application, erro
 	return scanApp(s.q.QueryRowContext(ctx, `SELECT `+appColumns+` FROM applications WHERE id=?`, id))
 }
 
+// appBytes is the room that clone gives an application's byte slices beside the copy itself:
+// two SHA-256 hashes and an Ed25519 seed.
+const appBytes = 3 * 32
+
+// clonedApp is an application's copy and the array its byte slices share, allocated together.
+type clonedApp struct {
+	app Application
+	buf [appBytes]byte
+}
+
 // clone returns a copy of a that shares no slice with it. Its byte slices share one array of
-// their own (the token endpoint clones the client's application at every request).
+// their own, allocated with the copy when they fit in appBytes (the token endpoint clones the
+// client's application at every request).
 func (a *Application) clone() *Application {
-	c := *a
+	n := len(a.ClientSecretHash) + len(a.BotTokenHash) + len(a.WebhookKey)
+	var c *Application
+	var buf []byte
+	if n <= appBytes {
+		ca := &clonedApp{app: *a}
+		c, buf = &ca.app, ca.buf[:0]
+	} else {
+		c, buf = new(Application), make([]byte, 0, n)
+		*c = *a
+	}
 	c.RedirectURIs = slices.Clone(a.RedirectURIs)
-	buf := make([]byte, 0, len(a.ClientSecretHash)+len(a.BotTokenHash)+len(a.WebhookKey))
 	buf, c.ClientSecretHash = cloneInto(buf, a.ClientSecretHash)
 	buf, c.BotTokenHash = cloneInto(buf, a.BotTokenHash)
 	_, c.WebhookKey = cloneInto(buf, a.WebhookKey)
-	return &c
+	return c
 }
 
 // cloneInto appends b to buf, which has room for it, and returns buf and the copy: nil for a nil
@@ -267,11 +286,27 @@ func (s *DB) FindAuthorization(ctx context.Context, appID, userID uint64) (*Auth
 	})
 }
 
-// clone returns a copy of a that shares no slice with it.
+// authScopes is how many scopes clone keeps beside an authorization's copy.
+const authScopes = 4
+
+// clonedAuth is an authorization's copy and the array of its scopes, allocated together.
+type clonedAuth struct {
+	auth   Authorization
+	scopes [authScopes]string
+}
+
+// clone returns a copy of a that shares no slice with it: one allocation when its scopes fit in
+// authScopes (client_credentials reads its bot's authorization from the memo at every token).
 func (a *Authorization) clone() *Authorization {
-	c := *a
-	c.Scopes = slices.Clone(a.Scopes)
-	return &c
+	if a.Scopes == nil || len(a.Scopes) > authScopes {
+		c := *a
+		c.Scopes = slices.Clone(a.Scopes)
+		return &c
+	}
+	ca := &clonedAuth{auth: *a}
+	n := copy(ca.scopes[:], a.Scopes)
+	ca.auth.Scopes = ca.scopes[:n:n]
+	return &ca.auth
 }
 
 func (s *DB) findAuthorization(ctx context.Context, appID, userID uint64) (*Authorization, error) {
@@ -326,15 +361,12 @@ func (s *DB) InsertToken(ctx context.Context, t *Token) error {
 	return s.insertToken(ctx, t)
 }
 
+// insertToken inserts t's row, its arguments in the drivers' own types (appendTokenArgs): a
+// uint64 would be boxed, then converted and boxed again (a token alone in its group is
+// inserted so).
 func (s *DB) insertToken(ctx context.Context, t *Token) error {
-	_, err := s.q.ExecContext(ctx, `INSERT INTO tokens (`+tokenColumns+`) VALUES `+tokenPlaceholders, tokenArgs(t)...)
+	_, err := s.q.ExecContext(ctx, tokenInsert(1), appendTokenArgs(make([]any, 0, tokenArgCount), t, nil)...)
 	return err
-}
-
-// tokenArgs are the values of t's columns, in tokenColumns' order.
-func tokenArgs(t *Token) []any {
-	return []any{t.ID, t.Hash, b2i(t.Legacy), t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes),
-		ts(t.ExpiresAt), ts(t.CreatedAt), t.GrantID, ts(t.UsedAt)}
 }
 
 func (s *DB) GetToken(ctx context.Context, id uint64) (*Token, error) {

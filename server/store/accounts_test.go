@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -279,4 +280,49 @@ func TestApplicationCloneSharesNothing(t *testing.T) {
 	empty := (&Application{ClientSecretHash: []byte{}}).clone()
 	assert.NotNil(t, empty.ClientSecretHash)
 	assert.Empty(t, empty.ClientSecretHash)
+}
+
+// An application whose byte slices do not fit beside its copy still gets a copy sharing nothing
+// with it.
+func TestApplicationCloneOfLongSlices(t *testing.T) {
+	long := make([]byte, appBytes+1)
+	long[0] = 1
+	a := &Application{ID: 1, ClientSecretHash: long, WebhookKey: []byte{2}}
+	c := a.clone()
+	require.Equal(t, a, c)
+	c.ClientSecretHash[0] = 9
+	c.WebhookKey[0] = 8
+	assert.Equal(t, byte(1), a.ClientSecretHash[0])
+	assert.Equal(t, []byte{2}, a.WebhookKey)
+}
+
+// The memo's copies cost one allocation each for the token endpoint's application and bot
+// authorization.
+func TestCloneAllocations(t *testing.T) {
+	a := &Application{ID: 1, RedirectURIs: []string{}, ClientSecretHash: make([]byte, 32),
+		BotTokenHash: make([]byte, 32), WebhookKey: make([]byte, 32)}
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = a.clone() }))
+	auth := &Authorization{ID: 1, Scopes: []string{"bot", "applications.commands"}}
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = auth.clone() }))
+}
+
+// A clone of an authorization shares no slice with it, however many scopes it has; nil scopes
+// stay nil and empty ones empty, as slices.Clone keeps them.
+func TestAuthorizationCloneSharesNothing(t *testing.T) {
+	for _, scopes := range [][]string{nil, {}, {"identify"}, {"a", "b", "c", "d"}, {"a", "b", "c", "d", "e"}} {
+		a := &Authorization{ID: 1, AppID: 2, UserID: 3, Scopes: slices.Clone(scopes), IntegrationType: -1}
+		c := a.clone()
+		require.Equal(t, a, c)
+		assert.Equal(t, scopes == nil, c.Scopes == nil, "nil stays nil")
+		if len(c.Scopes) > 0 {
+			c.Scopes[0] = "x"
+			assert.Equal(t, scopes[0], a.Scopes[0])
+		}
+		grown := append(c.Scopes, "y")
+		grown[0] = "z"
+		assert.Equal(t, scopes, a.Scopes, "an append to the copy does not reach the original")
+		if len(c.Scopes) > 0 {
+			assert.Equal(t, "x", c.Scopes[0], "nor the copy's own array")
+		}
+	}
 }

@@ -18,6 +18,13 @@ func TestTokenInsertTexts(t *testing.T) {
 	}
 }
 
+// tokenArgs are the values of t's columns, in tokenColumns' order, as the database/sql
+// conversions take them.
+func tokenArgs(t *Token) []any {
+	return []any{t.ID, t.Hash, b2i(t.Legacy), t.Kind, t.AuthorizationID, t.AppID, t.UserID, joinScopes(t.Scopes),
+		ts(t.ExpiresAt), ts(t.CreatedAt), t.GrantID, ts(t.UsedAt)}
+}
+
 // A group's rows carry each token's own values, whichever it shares with the token before it,
 // on either store.
 func TestTokenGroupRows(t *testing.T) {
@@ -50,7 +57,11 @@ func TestTokenGroupRows(t *testing.T) {
 			insert = s.insertTokenRowsPostgres
 		}
 		require.NoError(t, insert(ctx, tokens))
-		for _, want := range tokens {
+		// A token alone: its own statement, on either store (as in a transaction).
+		alone := testToken(6, exp)
+		alone.Kind, alone.GrantID, alone.UsedAt, alone.Legacy = RefreshToken, 7, exp.Add(-time.Hour), true
+		require.NoError(t, s.insertToken(ctx, alone))
+		for _, want := range append(tokens, alone) {
 			got, err := s.readToken(ctx, `id=?`, want.ID)
 			require.NoError(t, err)
 			assert.Equal(t, want.Hash, got.Hash)
