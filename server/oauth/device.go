@@ -108,6 +108,7 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 	var approved *store.DeviceCode
 	var grant uint64
 	var answer error // a poll answer that must not roll back the recorded poll time
+	appID := c.app.ID // (the closure takes the id, not c: c stays on the token handler's stack)
 	err := h.Store.WithTx(ctx, func(tx store.Store) error {
 		d, err := tx.GetDeviceCode(ctx, secret.Hash(dc))
 		if errors.Is(err, store.ErrNotFound) {
@@ -118,7 +119,7 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 		}
 		now := h.Clock.Now()
 		switch {
-		case d.AppID != c.app.ID:
+		case d.AppID != appID:
 			return oauthErr(wire.OAuthInvalidGrant, "The device code was issued to another client")
 		case d.Status == store.DeviceConsumed:
 			return oauthErr(wire.OAuthInvalidGrant, "The device code was already used")

@@ -242,17 +242,18 @@ func (h *Handler) grantRefresh(w http.ResponseWriter, ctx context.Context, c *cl
 	now := h.Clock.Now()
 	var resp *wire.TokenResponse
 	var reused *store.Token
+	appID := c.app.ID // (the closure takes the id, not c: c stays on the token handler's stack)
 	err := h.Store.WithTx(ctx, func(tx store.Store) error {
 		old, err := token.UseRefresh(ctx, tx, now, rt)
 		switch {
 		case errors.Is(err, token.ErrInvalid):
 			return oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token") // rule AU-6
-		case errors.Is(err, token.ErrReused) && old.AppID == c.app.ID:
+		case errors.Is(err, token.ErrReused) && old.AppID == appID:
 			reused = old
 			return oauthErr(wire.OAuthInvalidGrant, "Invalid refresh token")
 		case err != nil && !errors.Is(err, token.ErrReused):
 			return err
-		case old.AppID != c.app.ID:
+		case old.AppID != appID:
 			return oauthErr(wire.OAuthInvalidGrant, "The refresh token was issued to another client")
 		}
 		granted := old.Scopes

@@ -171,10 +171,18 @@ func Grantable(name string, p Policy) bool {
 // required scopes always, additional scopes only when accepted; then the SDK scopes are expanded,
 // and scopes the app may not have are dropped, also from the expansion.
 func Grant(requested []string, accepted func(string) bool, p Policy) []string {
-	var out []string
-	for _, s := range requested {
-		if Required(s) || accepted(s) { // rule SC-4
-			out = append(out, s)
+	// Those kept are all requested (as client_credentials keeps them) until one is not: only then
+	// does the list need a slice of its own (Expand copies it).
+	out := requested
+	for i, s := range requested {
+		if !Required(s) && !accepted(s) { // rule SC-4
+			out = slices.Clone(requested[:i])
+			for _, s := range requested[i+1:] {
+				if Required(s) || accepted(s) {
+					out = append(out, s)
+				}
+			}
+			break
 		}
 	}
 	// Expand's slice is this call's own: the scopes the app may have are kept in it, in order.

@@ -69,6 +69,29 @@ func TestParseExpandGrantShapes(t *testing.T) {
 	assert.NotNil(t, Grant(nil, func(string) bool { return true }, Policy{}))
 }
 
+// rule SC-4: Grant keeps the required scopes and the accepted ones, in any place of the request,
+// and leaves the request as it was; when it keeps them all, Expand's slice is all it allocates.
+func TestGrantKeepsWhatIsAccepted(t *testing.T) {
+	req := []string{Email, Identify, Guilds, Connections}
+	for _, tc := range []struct {
+		accepted []string
+		want     []string
+	}{
+		{nil, []string{Identify}},
+		{[]string{Email}, []string{Email, Identify}},
+		{[]string{Guilds, Connections}, []string{Connections, Guilds, Identify}},
+		{[]string{Email, Guilds, Connections}, []string{Connections, Email, Guilds, Identify}},
+	} {
+		in := slices.Clone(req)
+		got := Grant(in, func(s string) bool { return slices.Contains(tc.accepted, s) }, Policy{})
+		assert.Equal(t, tc.want, got, "accepted %v", tc.accepted)
+		assert.Equal(t, req, in, "the request is left as it was")
+	}
+	bot := []string{Identify}
+	all := func(string) bool { return true }
+	assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() { _ = Grant(bot, all, Policy{}) }))
+}
+
 func BenchmarkGrantIdentify(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
