@@ -141,12 +141,18 @@ func (r *received) split(b []byte) bool {
 	if !same && !plainName(name) {
 		return false
 	}
-	k := j
+	// s's digits, read once, backwards: a plain JSON integer (no sign, no leading zero) as
+	// leadingInt reads it, of 18 digits at most, which never overflow.
+	k, seq, unit := j, int64(0), int64(1)
 	for k > start && b[k-1] >= '0' && b[k-1] <= '9' {
+		if j-k == 18 {
+			return false
+		}
 		k--
+		seq += int64(b[k]-'0') * unit
+		unit *= 10
 	}
-	seq, _, ok := leadingInt(b[:j], k)
-	if !ok || k-len(sKey) <= start || string(b[k-len(sKey):k]) != sKey {
+	if k == j || (b[k] == '0' && j-k > 1) || k-len(sKey) <= start || string(b[k-len(sKey):k]) != sKey {
 		return false
 	}
 	d := b[start : k-len(sKey)]

@@ -51,6 +51,8 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 		`{"op":00,"d":1,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":1,"t":"\xff"}`, "{\"op\":0,\"d\":1,\"s\":1,\"t\":\"\x01\"}",
 		`{"op":0,"d":1,"s":99999999999999999999,"t":"X"}`, `{"op":0,"d":1,"s":1,"t":"X"`, `{"op":0,"d":1,"t":"X"}`,
 		`{"op":0,"d":1,"d":,"s":1,"t":"X"}`, `{"op":0,"d":1,"s":,"t":"X"}`,
+		`{"op":0,"d":1,"s":0,"t":"X"}`, `{"op":0,"d":1,"s":10,"t":"X"}`, `{"op":0,"d":1,"s":999999999999999999,"t":"X"}`,
+		`{"op":0,"d":1,"s":1000000000000000000,"t":"X"}`, `{"op":0,"d":1,"s":0010,"t":"X"}`, `{"op":0,"d":1,"s":"1","t":"X"}`,
 	}
 	for _, in := range slow {
 		agree(t, reused, []byte(in))
@@ -61,6 +63,21 @@ func TestDecodePayloadAgreesWithEncodingJSON(t *testing.T) {
 	for n := 0; n < 20000; n++ {
 		b := jsondamage.Damage(r, base)
 		agree(t, reused, b)
+	}
+}
+
+// split reads the sequence number of the service's form, a plain integer of up to 18 digits, and
+// leaves anything else (a leading zero, more digits, none) to the other paths.
+func TestSplitSequence(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "7": 7, "10": 10, "1234567890123": 1234567890123,
+		"999999999999999999": 999999999999999999, "100000000000000000": 100000000000000000} {
+		var r received
+		require.True(t, r.split([]byte(`{"op":0,"d":{"a":1},"s":`+s+`,"t":"X"}`)), s)
+		assert.Equal(t, want, *r.p.S, s)
+	}
+	for _, s := range []string{"", "01", "00", "1000000000000000000", "-1", "1.0"} {
+		var r received
+		assert.False(t, r.split([]byte(`{"op":0,"d":{"a":1},"s":`+s+`,"t":"X"}`)), s)
 	}
 }
 

@@ -611,11 +611,11 @@ func (c *Client) read(conn *wsConn, timeout time.Duration) (*Payload, error) {
 		}
 		return p, err
 	}
-	b, err := conn.ReadMessage(c.scratch)
+	b, inScratch, err := conn.ReadMessage(c.scratch)
 	if err != nil {
 		return nil, err
 	}
-	if cap(b) <= maxScratch {
+	if inScratch && cap(b) <= maxScratch {
 		c.scratch = b // reused for the next message: OnDispatch's data is valid during the call
 	}
 	return c.recv.decode(b, c.cfg.DataChecked)

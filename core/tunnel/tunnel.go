@@ -166,7 +166,7 @@ func (t *Tunnel) answerInOnePass(data []byte) bool {
 	out, taking := c.out, c.taking
 	c.mu.Unlock()
 	m, isMessage := out.(*wire.LobbyMessage)
-	if !taking || !isMessage || m == nil || !reflect.ValueOf(m).Elem().IsZero() {
+	if !taking || !isMessage || m == nil || !m.IsZero() {
 		return false
 	}
 	var got wire.LobbyMessage
