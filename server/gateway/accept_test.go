@@ -179,14 +179,7 @@ func TestAnswerInlineTakesAnswersOnTheReader(t *testing.T) {
 			_, err := conn.Write(frames.Bytes())
 			require.NoError(t, err)
 			for i := range tc.requests {
-				var p gwire.Payload
-				for p.T == nil || *p.T != gwire.EventRequestResult {
-					raw, err := wsutil.ReadServerText(rw)
-					require.NoError(t, err)
-					require.NoError(t, json.Unmarshal(raw, &p))
-				}
-				var r gwire.RequestResult
-				require.NoError(t, json.Unmarshal(p.D, &r))
+				r := rawResult(t, rw)
 				assert.Equal(t, "r"+strconv.Itoa(i), r.Nonce, "in order")
 				assert.JSONEq(t, `{"path":"/`+strconv.Itoa(i)+`"}`, string(r.Body))
 				assert.Equal(t, tc.wantOnTheReader, <-onReader, "taken on the reader")
@@ -226,4 +219,58 @@ func rawIdentified(t *testing.T, e *env, token string) (net.Conn, io.ReadWriter)
 			return conn, rw
 		}
 	}
+}
+
+// While an answer is in flight, a request read together with the start of a frame whose rest
+// has not arrived is handed at once, as when nothing more was read: its answer does not wait for
+// bytes the client may only send once answered (Reader.MessageBuffered, not Buffered).
+func TestAnswerWaitsForNoFrameStillArriving(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run("inline="+strconv.FormatBool(inline), func(t *testing.T) {
+			acc := acceptAPI{accepted: make(chan string, 4), release: make(chan struct{}, 4)}
+			e := newEnv(t, func(c *Config) { c.Requests, c.Accept, c.AnswerInline = echoAPI{}, acc.accept, inline })
+			conn, rw := rawIdentified(t, e, "user-1")
+			frame := func(nonce, path string) []byte {
+				d, err := json.Marshal(map[string]any{"op": gwire.OpRequest, "d": gwire.Request{Nonce: nonce, Method: "POST", Path: path}})
+				require.NoError(t, err)
+				var b bytes.Buffer
+				require.NoError(t, ws.WriteFrame(&b, ws.MaskFrame(ws.NewTextFrame(d))))
+				return b.Bytes()
+			}
+			_, err := conn.Write(frame("a", "/a"))
+			require.NoError(t, err)
+			require.Equal(t, "/a", <-acc.accepted, "in flight")
+			// b, then the first half of c, in one write: b is read with bytes of c behind it.
+			c := frame("c", "/c")
+			_, err = conn.Write(append(frame("b", "/b"), c[:len(c)/2]...))
+			require.NoError(t, err)
+			require.Equal(t, "/b", <-acc.accepted)
+			acc.release <- struct{}{}
+			acc.release <- struct{}{}
+			for _, nonce := range []string{"a", "b"} { // with c still arriving
+				r := rawResult(t, rw)
+				assert.Equal(t, nonce, r.Nonce, "in order")
+				assert.Equal(t, 200, r.Status)
+			}
+			_, err = conn.Write(c[len(c)/2:])
+			require.NoError(t, err)
+			require.Equal(t, "/c", <-acc.accepted, "c, once whole")
+			acc.release <- struct{}{}
+			assert.Equal(t, "c", rawResult(t, rw).Nonce)
+		})
+	}
+}
+
+// rawResult reads from rw, a connection of rawIdentified, up to the next request's result.
+func rawResult(t *testing.T, rw io.ReadWriter) gwire.RequestResult {
+	t.Helper()
+	var p gwire.Payload
+	for p.T == nil || *p.T != gwire.EventRequestResult {
+		raw, err := wsutil.ReadServerText(rw)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &p))
+	}
+	var r gwire.RequestResult
+	require.NoError(t, json.Unmarshal(p.D, &r))
+	return r
 }

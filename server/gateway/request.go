@@ -64,10 +64,10 @@ func (c *conn) serveInline(data []byte) bool {
 // serveAndAnswer serves r and dispatches its result to the requester's session. On the reader
 // (reader), a request that Accept takes joins the connection's queue, handed to the queue's
 // goroutine at once when it is idle (its commit starts while the next ones are accepted), else
-// when no frame of the client waits; the goroutine takes the answers while the reader reads on,
-// batch after batch, and any other request waits for them first. With Config.AnswerInline, the
-// requests read together are all accepted first, and once no whole message waits (what is still
-// arriving is not waited for), two or more are answered here while the goroutine has nothing in
+// when no whole message of the client waits (not one still arriving); the goroutine takes the
+// answers while the reader reads on, batch after batch, and any other request waits for them
+// first. With Config.AnswerInline, the requests read together are all accepted first, and once
+// no whole message waits, two or more are answered here while the goroutine has nothing in
 // flight (oprequest.Queue.Run): no hand-off between goroutines per batch. A lone request is
 // handed, so that what its client sends next is accepted, and delivered, during its commit.
 //
@@ -87,7 +87,7 @@ func (c *conn) serveAndAnswer(rq *requester, r gwire.Request, reader bool) {
 			default: // a lone request: the reader accepts what follows while it commits
 				c.queued.Hand()
 			}
-		case c.fr.Buffered() == 0 || c.queued.Idle():
+		case c.fr.Buffered() == 0 || c.queued.Idle() || !c.fr.MessageBuffered():
 			c.queued.Hand()
 		}
 		return
