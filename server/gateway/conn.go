@@ -80,8 +80,10 @@ type conn struct {
 	// paced is set while a paced write is due: it will take everything pushed meanwhile, so
 	// signal need not wake the loop (under load, a wake-up per dispatch was a large part of the
 	// service's work).
-	paced     atomic.Bool
-	answerDue atomic.Bool // an answer waits, which the loop writes at once, paced or not (flushNow)
+	paced atomic.Bool
+	// answerDue: an answer waits (flushNow), or the hub's pushes paused (FlushPaced); the loop
+	// writes at once, paced or not.
+	answerDue atomic.Bool
 }
 
 // pace says how long to wait before writing: 0 unless the hub is busy or the connection has a
@@ -110,6 +112,9 @@ func (c *conn) signal() {
 	default:
 	}
 }
+
+// FlushPaced has the loop make its paced write now (pace.Quiet: the hub's pushes paused).
+func (c *conn) FlushPaced() { c.signalFor(true) }
 
 // kickWith asks the loop to close with r (never blocks; the first request wins).
 func (c *conn) kickWith(r wsframe.Close) {
@@ -195,6 +200,7 @@ func (c *conn) finish(r wsframe.Close) {
 		<-c.online
 	}
 	h := c.h
+	h.quiet.Done(c) // a paced write it had due is no longer
 	h.mu.Lock()
 	wentOffline := false
 	var left Session // the session this connection lets go: it leaves its call
@@ -311,11 +317,13 @@ func (c *conn) loop() wsframe.Close {
 			if c.answerDue.Swap(false) { // written now, with what the paced write was to take
 				c.paceC = nil
 				c.paced.Store(false)
+				h.quiet.Done(c)
 			} else if c.paceC != nil {
 				continue // a paced write is due: this wake-up joins it
 			} else if wait := c.pace(); wait > 0 {
 				c.paceC = time.After(wait)
 				c.paced.Store(true)
+				h.quiet.Due(c)
 				continue
 			}
 			if r, stop := c.flush(); stop {
@@ -324,6 +332,7 @@ func (c *conn) loop() wsframe.Close {
 		case <-c.paceC:
 			c.paceC = nil
 			c.paced.Store(false) // before the flush: what is pushed after it wakes the loop again
+			h.quiet.Done(c)
 			if r, stop := c.flush(); stop {
 				return r
 			}

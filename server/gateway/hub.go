@@ -231,6 +231,7 @@ type Hub struct {
 	scopeSets scopeSets // the sessions' scopes, one slice per set
 
 	rate  *pace.Meter       // dispatches per second, for write pacing
+	quiet *pace.Quiet       // makes the paced writes due once the pushes pause
 	stats hubstats.Counters // what Stats reports
 }
 
@@ -264,11 +265,12 @@ func New(cfg Config) *Hub {
 		cfg.Counter = counters.NewMemory()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	rate := pace.NewMeter()
 	return &Hub{
 		cfg: cfg, log: cfg.Logger, timeout: cfg.HeartbeatInterval * 3 / 2,
 		ctx: ctx, cancel: cancel, closing: make(chan struct{}),
 		conns: map[*conn]struct{}{}, sessions: map[string]*session{}, byUser: map[uint64][]*session{},
-		rate: pace.NewMeter(), life: newSessionID()[:12],
+		rate: rate, quiet: pace.NewQuiet(rate), life: newSessionID()[:12],
 		remote: map[string]*busmsg.SessionNote{}, remoteByUser: map[uint64]map[string]*busmsg.SessionNote{},
 	}
 }
@@ -401,6 +403,7 @@ func (h *Hub) Close() {
 			<-done
 		}
 		grace.Stop()
+		h.quiet.Stop()
 		h.cancel()
 		h.mu.Lock()
 		clear(h.sessions)

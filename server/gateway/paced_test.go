@@ -120,18 +120,7 @@ func pacedAtTheTick(t *testing.T, event string, off time.Duration) {
 	h := New(Config{Tokens: testTokens{}, Users: testUsers{}, Requests: api, busyPace: every,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer h.Close()
-	busy := make(chan struct{})
-	go func() { // other sessions' traffic: the hub stays busy until the test ends
-		for {
-			h.rate.Add(pace.BusyRate)
-			select {
-			case <-busy:
-				return
-			case <-time.After(pace.Window / 4):
-			}
-		}
-	}()
-	defer close(busy)
+	defer busyTraffic(h)() // the hub stays busy until the test ends
 	start := time.Now()
 	at := func(d time.Duration) { time.Sleep(time.Until(start.Add(d))) }
 
@@ -194,4 +183,58 @@ func pacedAtTheTick(t *testing.T, event string, off time.Duration) {
 	for i := 1; i < len(got); i++ {
 		require.Equal(t, *got[i-1].S+1, *got[i].S, "in order, once: %v", names(got))
 	}
+}
+
+// busyTraffic pushes other sessions' traffic on h, with no pause (pace.Quiet), so that the hub
+// is busy, until the function it returns is called, which returns once the pushes stopped.
+func busyTraffic(h *Hub) (stop func()) {
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			h.rate.Add(pace.BusyRate)
+			select {
+			case <-quit:
+				return
+			case <-time.After(pace.QuietAfter / 2):
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-stopped
+	}
+}
+
+// A paced connection's write is made once the hub's pushes pause (pace.Quiet), not at its pace:
+// the dispatches pushed last of a burst wait for nothing more to join them. While the pushes go
+// on, the write waits for its pace.
+func TestPacedWriteOnceThePushesPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(Config{Tokens: testTokens{}, Users: testUsers{}, busyPace: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		defer h.Close()
+		stop := busyTraffic(h)
+		a := servePipe(t, h)
+		a.send(gwire.OpIdentify, identifyData("user-1"))
+		require.Equal(t, []string{"READY s=1"}, names(a.dispatches()))
+
+		time.Sleep(3 * pace.Window) // busy by now: D1 waits for the pace after READY
+		h.Dispatch(1, "D1", 1)
+		h.Dispatch(1, "D2", 2)
+		time.Sleep(10 * pace.Window)
+		require.Equal(t, []string{"READY s=1"}, names(a.dispatches()), "paced while the pushes go on")
+		stop()
+		time.Sleep(5 * pace.QuietAfter)
+		require.Equal(t, []string{"READY s=1", "D1 s=2", "D2 s=3"}, names(a.dispatches()), "written once the pushes paused")
+
+		// Paced again once busy again; a pause writes what waits, once, in order.
+		h.rate.Add(100 * pace.BusyRate)
+		time.Sleep(pace.Window)
+		h.rate.Add(100 * pace.BusyRate) // a window measured: busy
+		h.Dispatch(1, "D3", 3)
+		require.Equal(t, []string{"READY s=1", "D1 s=2", "D2 s=3"}, names(a.dispatches()), "D3 paced")
+		time.Sleep(pace.BusyPace + 2*pace.QuietAfter) // a pause longer than any learnt (pace.Quiet), far shorter than the pace
+		require.Equal(t, []string{"READY s=1", "D1 s=2", "D2 s=3", "D3 s=4"}, names(a.dispatches()))
+	})
 }

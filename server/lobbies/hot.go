@@ -31,7 +31,10 @@ type hotLobby struct {
 	app     *store.Application
 	members map[uint64]*hotMember
 	ids     []uint64 // the members' ids, the recipients of its events
-	epoch   uint64   // the epoch it was loaded at (hotEntry)
+	// twice is ids twice over, ids being its first half: a member's message goes to the window
+	// of it that ends with the member (recipients), the same slice for every message.
+	twice []uint64
+	epoch uint64 // the epoch it was loaded at (hotEntry)
 }
 
 // hotMember is a member of a hot lobby.
@@ -39,6 +42,7 @@ type hotMember struct {
 	additionalName string
 	author         *store.User // read at the member's first message; nil before
 	gone           bool        // the user no longer exists
+	at             int         // its place in hotLobby.ids
 }
 
 // maxHotLobbies bounds Service.hot; when it is full it starts again empty.
@@ -85,10 +89,7 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time, epoch
 	if err := cmp.Or(appErr, membersErr); err != nil {
 		return nil, err
 	}
-	h := &hotLobby{lobby: *l, app: app, members: make(map[uint64]*hotMember, len(members)), ids: memberIDs(members), epoch: epoch}
-	for _, m := range members {
-		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName}
-	}
+	h := newHotLobby(*l, app, members, epoch)
 	if m := h.members[q.userID]; prefetch && m != nil {
 		switch {
 		case errors.Is(authorErr, store.ErrNotFound):
@@ -102,6 +103,19 @@ func (s *Service) hotEntry(ctx context.Context, q *request, now time.Time, epoch
 	}
 	s.hot[l.ID] = h
 	return h, nil
+}
+
+// newHotLobby is the hot entry of lobby l, of the application app, with its members, loaded at
+// epoch.
+func newHotLobby(l store.Lobby, app *store.Application, members []store.LobbyMember, epoch uint64) *hotLobby {
+	h := &hotLobby{lobby: l, app: app, members: make(map[uint64]*hotMember, len(members)), epoch: epoch}
+	h.twice = make([]uint64, 2*len(members))
+	for i, m := range members {
+		h.twice[i], h.twice[len(members)+i] = m.UserID, m.UserID
+		h.members[m.UserID] = &hotMember{additionalName: m.AdditionalName, at: i}
+	}
+	h.ids = h.twice[:len(members):len(members)]
+	return h
 }
 
 // acceptMessage checks and accepts a member's message in the request's lobby: it gives the
@@ -303,18 +317,17 @@ func (s *Service) deliver(h *hotLobby, obj wire.Encoded, author uint64) {
 }
 
 // recipients are the members of h, the author last: the others are waiting for its message,
-// where the author's client already knows it.
+// where the author's client already knows it. They are the members that follow the author in
+// h.ids, then those before it, then the author: a window of h.twice, made once with the hot
+// entry, which every message of the author shares (no copy per message). They must not be
+// modified (their capacity ends with them, so that an append copies).
 func recipients(h *hotLobby, author uint64) []uint64 {
-	ids := make([]uint64, 0, len(h.ids))
-	for _, id := range h.ids {
-		if id != author {
-			ids = append(ids, id)
-		}
+	m := h.members[author]
+	if m == nil || len(h.twice) != 2*len(h.ids) || h.ids[m.at] != author {
+		return h.ids
 	}
-	if len(ids) < len(h.ids) {
-		ids = append(ids, author)
-	}
-	return ids
+	end := m.at + 1 + len(h.ids)
+	return h.twice[m.at+1 : end : end]
 }
 
 // flush waits until the writer has committed every message accepted so far.

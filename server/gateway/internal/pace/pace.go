@@ -10,6 +10,8 @@
 // write, and then writes everything that came meanwhile at once. A quiet service keeps writing
 // at once. A connection whose last write carried several dispatches (they come faster than it
 // writes them) is paced the same way whatever the hub's rate; a request's answer is not held.
+// Nor is a paced write once the pushes pause for longer than the stream's own pauses (Quiet):
+// nothing more is coming to join it.
 //
 // BusyPace trades the delay a chat message can take under load for the work of each write: in
 // make bench's fan-out (a 100-member lobby, two cores shared with the clients), 2 ms gave 0.36 to
@@ -44,6 +46,7 @@ const (
 // concurrent use.
 type Meter struct {
 	pushes atomic.Int64
+	count  atomic.Int64 // every push counted, for Count
 	since  atomic.Int64 // monotonic nanoseconds (of elapsed) when the current window began
 	busy   atomic.Bool
 	// elapsed is the monotonic time since the meter started (time.Since by default; tests
@@ -59,6 +62,7 @@ func NewMeter() *Meter {
 
 // Add counts n pushes and, once a window has passed, decides whether the hub is busy.
 func (m *Meter) Add(n int) {
+	m.count.Add(int64(n))
 	total := m.pushes.Add(int64(n))
 	now := int64(m.elapsed())
 	since := m.since.Load()
@@ -67,6 +71,9 @@ func (m *Meter) Add(n int) {
 		m.busy.Store(float64(total)/time.Duration(elapsed).Seconds() >= BusyRate)
 	}
 }
+
+// Count returns how many pushes Add has counted since the meter started.
+func (m *Meter) Count() int64 { return m.count.Load() }
 
 // Busy reports the last measured state; a window without any push ends it.
 func (m *Meter) Busy() bool {
