@@ -14,6 +14,7 @@ import (
 	"sdkpp/internal/clock"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
+	"sdkpp/server/store/pgtest"
 )
 
 // A client_credentials token is signed: issuing it writes no row, and it is found by its
@@ -302,5 +303,72 @@ func BenchmarkParseSigned(b *testing.B) {
 		if _, err := parseSigned(key, tok); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// On PostgreSQL, two nodes: a signed token one node issued is checked by the other with the
+// same key, and once the other revokes its authorization it is refused on the first at once, as
+// a deleted row was; only a read under store.MayBeBehind may be answered from the first node's
+// memo until the database's notice arrives, as a token's row was.
+func TestSignedTokenAcrossNodes(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t, "", nil)
+	open := func(node int) *store.DB {
+		st, err := store.OpenPostgres(ctx, dsn, store.PostgresOptions{NodeID: node})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	a, b := open(1), open(2)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	auth := &store.Authorization{ID: 1, AppID: 10, UserID: 20, Scopes: []string{"identify"}, CreatedAt: now}
+	require.NoError(t, a.PutAuthorization(ctx, auth))
+	issued, err := Issue(ctx, a, snowflake.New(clock.NewFake(now), 1), now, auth, Options{Signed: true})
+	require.NoError(t, err)
+	for name, st := range map[string]*store.DB{"the issuing node": a, "another node": b} {
+		_, err := Lookup(ctx, st, now, issued.Access, store.AccessToken)
+		require.NoError(t, err, name)
+		_, err = Lookup(store.MayBeBehind(ctx), st, now, issued.Access, store.AccessToken)
+		require.NoError(t, err, name)
+	}
+
+	require.NoError(t, b.DeleteAuthorization(ctx, auth.ID))
+	for name, st := range map[string]*store.DB{"the issuing node": a, "the revoking node": b} {
+		_, err := Lookup(ctx, st, now, issued.Access, store.AccessToken)
+		assert.ErrorIs(t, err, ErrInvalid, "%s, at once", name)
+	}
+	_, err = Lookup(store.MayBeBehind(ctx), b, now, issued.Access, store.AccessToken)
+	assert.ErrorIs(t, err, ErrInvalid, "the revoking node's memo forgot it")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := Lookup(store.MayBeBehind(ctx), a, now, issued.Access, store.AccessToken)
+		assert.ErrorIs(c, err, ErrInvalid)
+	}, 10*time.Second, 10*time.Millisecond, "the issuing node's memo, once notified")
+}
+
+// ctxStore records the contexts its authorizations are read under.
+type ctxStore struct {
+	store.Store
+	ctxs []context.Context
+}
+
+func (s *ctxStore) FindAuthorization(ctx context.Context, appID, userID uint64) (*store.Authorization, error) {
+	s.ctxs = append(s.ctxs, ctx)
+	return s.Store.FindAuthorization(ctx, appID, userID)
+}
+
+// A signed token's authorization is read under the caller's context as it is, as a token's row
+// was: a memo answers it on PostgreSQL only when the caller said it may be behind
+// (store.MayBeBehind), never because the token is signed.
+func TestSignedTokenReadsItsAuthorizationAsARow(t *testing.T) {
+	ctx, db, now, a, ids := setup(t)
+	issued, err := Issue(ctx, db, ids, now, a, Options{Signed: true})
+	require.NoError(t, err)
+	st := &ctxStore{Store: db}
+	type key struct{}
+	for _, c := range []context.Context{context.WithValue(ctx, key{}, 1), store.MayBeBehind(ctx)} {
+		_, err := Lookup(c, st, now, issued.Access, store.AccessToken)
+		require.NoError(t, err)
+		require.NotEmpty(t, st.ctxs)
+		assert.True(t, st.ctxs[len(st.ctxs)-1] == c, "the authorization was read under another context")
 	}
 }
