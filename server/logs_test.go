@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -57,6 +60,16 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {e.App.ID.String()},
 		"client_secret": {"wrong-secret-abc"}})
 	keep("wrong-secret-abc")
+	// A signed client_credentials token, used, refused once altered, and revoked; nor may the
+	// key it is signed with appear, in any spelling.
+	cc := postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {e.App.ID.String()},
+		"client_secret": {e.App.ClientSecret}}).token(t)
+	keep(cc.AccessToken)
+	getMe(t, e, cc.AccessToken)
+	getMe(t, e, cc.AccessToken[:len(cc.AccessToken)-1]+"A")
+	key := e.Server.Store().TokenKey()
+	keep(hex.EncodeToString(key), base64.StdEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key),
+		base64.RawStdEncoding.EncodeToString(key), fmt.Sprint(key))
 	getMe(t, e, tr.AccessToken)
 	child := sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/child-token",
 		wire.ChildTokenRequest{ParentAccessToken: tr.AccessToken, ChildApplicationID: e.ChildApp.ID}, nil).token(t)
@@ -98,6 +111,9 @@ func TestLogsNeverContainSecrets(t *testing.T) {
 	sendJSON(t, http.MethodPost, e.APIURL+"/partner-sdk/provisional-accounts/unmerge",
 		wire.ExternalTokenRequest{ClientID: e.App.ID, ExternalAuthType: extauth.SteamSessionTicket, ExternalAuthToken: steam}, nil)
 	postForm(t, e.APIURL+"/oauth2/token/revoke", url.Values{"token": {r2.AccessToken}, "client_id": {e.App.ID.String()}})
+	postForm(t, e.APIURL+"/oauth2/token/revoke", url.Values{"token": {cc.AccessToken}, "client_id": {e.App.ID.String()},
+		"client_secret": {e.App.ClientSecret}})
+	getMe(t, e, cc.AccessToken) // refused: revoked
 	sendJSON(t, http.MethodPut, e.APIURL+"/dev/users/"+e.User("bob").ID.String()+"/ban", map[string]any{},
 		http.Header{"Authorization": {"Admin " + e.Creds.AdminToken}})
 	dev := sendJSON(t, http.MethodPost, e.APIURL+"/dev/external-token", map[string]any{"application_id": e.App.ID,

@@ -272,6 +272,46 @@ func TestClientCredentials(t *testing.T) {
 	require.Equal(t, 401, r.Status, "client_credentials without secret: %d", r.Status)
 }
 
+// A client_credentials token is signed and has no row; it is refused once revoked (RFC 7009,
+// which revokes its authorization, rule ST-2), a new one works, and the revoked one stays
+// refused.
+func TestClientCredentialsSignedTokenRevoked(t *testing.T) {
+	e := servertest.Start(t)
+	issue := func() string {
+		return postForm(t, e.APIURL+"/oauth2/token", url.Values{"grant_type": {"client_credentials"}, "scope": {"identify"},
+			"client_id": {e.App.ID.String()}, "client_secret": {e.App.ClientSecret}}).token(t).AccessToken
+	}
+	first := issue()
+	require.Equal(t, 2, strings.Count(first, "."), "a signed token: %d characters", len(first))
+	_, r := getMe(t, e, first)
+	require.Equal(t, 200, r.Status, "users/@me: %d %s", r.Status, r.Body)
+	before, err := e.Server.Store().MaxID(t.Context())
+	require.NoError(t, err)
+	second := issue()
+	after, err := e.Server.Store().MaxID(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a token under an authorization made before wrote a row")
+
+	r = postForm(t, e.APIURL+"/oauth2/token/revoke", url.Values{"token": {first}, "client_id": {e.App.ID.String()},
+		"client_secret": {e.App.ClientSecret}})
+	require.Equal(t, 200, r.Status, "revoke: %d %s", r.Status, r.Body)
+	for _, tok := range []string{first, second} {
+		_, r = getMe(t, e, tok)
+		assert.Equal(t, 401, r.Status, "rule ST-2: a token of the revoked authorization: %d", r.Status)
+	}
+	third := issue()
+	_, r = getMe(t, e, third)
+	require.Equal(t, 200, r.Status, "a new token after the revocation: %d %s", r.Status, r.Body)
+	_, r = getMe(t, e, first)
+	assert.Equal(t, 401, r.Status, "the revoked token, after a new authorization: %d", r.Status)
+	// Another client cannot revoke it (RFC 7009 2.1).
+	r = postForm(t, e.APIURL+"/oauth2/token/revoke", url.Values{"token": {third}, "client_id": {e.ChildApp.ID.String()},
+		"client_secret": {e.ChildApp.ClientSecret}})
+	require.Equal(t, 200, r.Status, "revoke by another client: %d %s", r.Status, r.Body)
+	_, r = getMe(t, e, third)
+	assert.Equal(t, 200, r.Status, "revoked by another client: %d", r.Status)
+}
+
 func TestScopePartialGrantAndPremium(t *testing.T) {
 	e := servertest.Start(t)
 	alice := e.User("alice") // premium_type 2

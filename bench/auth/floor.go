@@ -30,7 +30,9 @@ import (
 // The floor of the token endpoint: a bare net/http handler that does only what the token's
 // guarantee requires (parse the form, check the client's secret against a value in memory, make
 // a random token, commit one row for it, answer after the commit), so that sdkpp's rate can be
-// read beside what a commit per token allows on the same machine and store.
+// read beside what a commit per token allows on the same machine and store. sdkpp's
+// client_credentials tokens are signed now and write nothing: the floor stays as the reference of
+// the design that wrote a row per token.
 
 // floorTTL is the lifetime of a floor token, sdkpp's access tokens' (7 days).
 const floorTTL = 7 * 24 * time.Hour
@@ -438,7 +440,8 @@ func (b *floorBench) Close() {
 // report prints each way's figures and the better as the floor, beside sdkpp's (its CPU in
 // ours, and the PostgreSQL server's over its turns in ourPG when withPG).
 func (b *floorBench) report(withPG bool, ours cpuMeter, ourPG time.Duration) {
-	fmt.Println("  the floor: a bare net/http handler that does only what the token's guarantee requires (parse the form,")
+	fmt.Println("  the floor, a reference (the design that wrote a row per token; sdkpp now signs its tokens and writes")
+	fmt.Println("  none): a bare net/http handler that does only what a row's guarantee requires (parse the form,")
 	fmt.Println("  check the secret in memory, crypto/rand token, commit its row (SHA-256 hash, client, expiry) in a")
 	fmt.Println("  database of its own on the same store, answer after the commit); its two ways take turns by pairs:")
 	pgPer := func(t time.Duration, m cpuMeter) float64 {

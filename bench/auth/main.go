@@ -5,10 +5,12 @@
 //     token exchange, callbacks through RunCallbacks), beside the same four HTTP round trips to a
 //     bare net/http server that does no work.
 //   - The token endpoint's requests per second (client_credentials grant: the client's lookup
-//     and the token's write), beside a bare net/http handler that parses the same form and
-//     answers a token-sized body, and beside the floor (floor.go): a bare handler that does only
-//     what the token's guarantee requires, a commit of its row before the answer, on the same
-//     store, in two ways (a commit per request, a group commit), the faster printed as the floor.
+//     and the token's signature; a client_credentials token is signed and writes no row, see
+//     server/token), beside a bare net/http handler that parses the same form and answers a
+//     token-sized body, and beside the floor (floor.go), now a reference: the floor of the design
+//     that wrote a row per token, a bare handler that does only what that design's guarantee
+//     required, a commit of its row before the answer, on the same store, in two ways (a commit
+//     per request, a group commit), the faster printed as the floor.
 //
 // Both run on the store -store names: SQLite in a fresh data directory (the default), or
 // PostgreSQL, in a fresh database of the server whose admin URL is given (postgres://...).
@@ -205,7 +207,7 @@ func run(rounds, workers, turns int, dur time.Duration, storeName, profile strin
 	fmt.Printf("Token endpoint, client_credentials, %s, %d workers, %d turns each of %s, in the order ABC CBA (medians)\n", label, workers, turns, each)
 	fmt.Printf("  anchor: bare net/http handler (parse form, answer a token body)  %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req\n",
 		median(baseRates), baseCPU.perRequest(), baseCPU.allocsPerRequest())
-	fmt.Printf("  sdkpp /oauth2/token (authenticate, issue, store the token)       %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
+	fmt.Printf("  sdkpp /oauth2/token (authenticate, sign the token; no row)       %8.0f req/s  CPU %5.1f us/req  allocs %3.0f/req  ratio %.2fx (target >= 0.5x; turns %.2fx to %.2fx, middle half %.2fx to %.2fx)\n",
 		median(ourRates), ourCPU.perRequest(), ourCPU.allocsPerRequest(), median(ratios), slices.Min(ratios), slices.Max(ratios),
 		quantile(ratios, 0.25), quantile(ratios, 0.75))
 	// The CPU ratio depends much less than the rates on what else the machine runs.

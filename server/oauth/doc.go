@@ -80,7 +80,9 @@
 //     revoked or deleted one is invalid_grant (rule AU-6). A used one presented again is
 //     invalid_grant and revokes its grant (RFC 9700 4.14.2).
 //   - client_credentials: needs the client secret; a token for the application's bot user, no
-//     refresh token.
+//     refresh token. The token is signed (package token): no row is written per token; it
+//     stays valid while the bot's authorization stands, and revoking it revokes that
+//     authorization, so every token of the bot with it (as below).
 //   - urn:ietf:params:oauth:grant-type:device_code: device_code; answers authorization_pending,
 //     slow_down (polled faster than interval; interval grows by 5 s), expired_token (after 300 s),
 //     access_denied, or the tokens. Merging works here as with authorization_code.

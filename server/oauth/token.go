@@ -321,7 +321,7 @@ func (h *Handler) grantClientCredentials(ctx, behind context.Context, c *client,
 	}
 	granted := scopes.Grant(requested, func(string) bool { return true }, policy(c.app))
 	// The bot's authorization is written when it is new or its scopes change, not at every
-	// request: a request is then one write, its token.
+	// request: a request then writes nothing (its token is signed).
 	// From the memo on PostgreSQL too: an authorization changed on another node a moment ago
 	// may be read as it was, as a read a moment earlier would have.
 	a, err := h.Store.FindAuthorization(behind, c.app.ID, c.app.BotUserID)
@@ -333,5 +333,6 @@ func (h *Handler) grantClientCredentials(ctx, behind context.Context, c *client,
 			return nil, err
 		}
 	}
-	return h.respond(ctx, a, token.Options{}, "")
+	// A signed token: nothing written (see token's package doc).
+	return h.respond(ctx, a, token.Options{Signed: true}, "")
 }

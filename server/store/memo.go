@@ -11,9 +11,10 @@ import (
 // authorizations it has read (on PostgreSQL, where other nodes write too, only while their
 // changes are heard, memoListener, and only for reads that may be a moment behind).
 //
-// The service reads a token on every request, the users and applications behind a lobby
-// message on every message, and an application and its bot's authorization on every
-// client_credentials token; each read is a SQLite statement of 15-25 µs. Those rows rarely
+// The service reads a token on every request (for a signed client_credentials token, its
+// authorization instead, server/token), the users and applications behind a lobby message on
+// every message, and an application and its bot's authorization on every client_credentials
+// token; each read is a SQLite statement of 15-25 µs. Those rows rarely
 // change, so the store keeps them itself and tells other caches, through the epoch, when a
 // user, an application, an authorization or a token's validity has changed.
 type memo struct {

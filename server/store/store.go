@@ -114,7 +114,10 @@ type Token struct {
 	Hash []byte
 	// Legacy marks a token issued before tokens carried their id: it is found by Hash alone
 	// (GetLegacyToken) until it expires.
-	Legacy          bool
+	Legacy bool
+	// Signed marks a signed access token (a client_credentials token, server/token): it has no
+	// row, its claims are its own and are checked against its authorization; Hash is nil.
+	Signed          bool
 	Kind            string
 	AuthorizationID uint64
 	AppID           uint64
@@ -227,6 +230,9 @@ type Store interface {
 	// CacheEpoch changes whenever a user, an application or a token's validity changes: a
 	// service may keep such rows in memory while the epoch it read them at is current.
 	CacheEpoch() uint64
+	// TokenKey returns the key of the service's signed access tokens, the same for every store
+	// of one database (it is kept in the database); never to be logged.
+	TokenKey() []byte
 	Close() error
 
 	CreateApplication(ctx context.Context, a *Application) error

@@ -6,6 +6,21 @@
 // are found by the SHA-256 of the whole token until they expire. Access tokens live AccessTTL (7 days, the "expires_in": 604800 of the token response); refresh tokens
 // live RefreshTTL and are rotated on every use.
 //
+// A client_credentials access token is signed instead (Options.Signed, signed.go), as many
+// providers' machine-to-machine tokens are (RFC 9068 in spirit, though no JWT): its id (a
+// snowflake, as above), a dot, its claims (the authorization, application and bot user, scopes,
+// creation and expiry), a dot, and an HMAC-SHA256 of both under the store's TokenKey (one key per
+// database, made once and shared by every node and restart). Issuing one writes nothing: a token
+// endpoint's request is CPU alone. Checking one checks its MAC (in constant time), its expiry and
+// its authorization: the top-level authorization of its application and bot user must still be
+// the one it names. That is the trade-off: such a token has no row of its own to delete, so it is
+// revoked with its authorization, not alone; every path that revoked it as a row did (the
+// revocation endpoint, RFC 7009, which revokes the whole authorization, an unlink, a ban, an
+// operator's revocation) deletes the authorization, and one made again has a new id. A
+// revocation of one token alone, were one ever needed, would keep its id in a table until its
+// expiry; none is needed today. The authorization is read as a token's row was, from the
+// store's memo under the same rules (store.MayBeBehind): no weaker across nodes.
+//
 // The tokens issued from one authorization code or device approval, and from their refresh
 // tokens' rotations, form a grant (store.Grant, RFC 9700 4.14.2). A grant is revoked whole, and
 // issues nothing more, when its authorization code is redeemed again (RFC 6749 4.1.2) or one of
@@ -63,6 +78,9 @@ type Options struct {
 	// Grant is the grant the tokens belong to (0: none); a revoked grant issues nothing
 	// (ErrGrantRevoked).
 	Grant uint64
+	// Signed issues a signed access token, which writes nothing (client_credentials' tokens);
+	// it takes neither Refresh nor Grant.
+	Signed bool
 }
 
 // Errors of grants and refresh tokens.
@@ -127,6 +145,13 @@ func Issue(ctx context.Context, st store.Store, ids IDs, now time.Time, a *store
 	access := &store.Token{Kind: store.AccessToken,
 		AuthorizationID: a.ID, AppID: a.AppID, UserID: a.UserID, Scopes: scopes,
 		ExpiresAt: expiresAt, CreatedAt: now, GrantID: o.Grant}
+	if o.Signed {
+		if o.Refresh || o.Grant != 0 {
+			return Issued{}, errors.New("token: a signed token has no refresh token and no grant")
+		}
+		tok, err := sign(st.TokenKey(), ids, access)
+		return Issued{Access: tok, ExpiresAt: expiresAt, Scopes: scopes}, err
+	}
 	out := Issued{Access: mint(ids, access), ExpiresAt: expiresAt, Scopes: scopes}
 	if o.Grant == 0 && !o.Refresh { // one write: no transaction (a round trip each way less)
 		return out, st.InsertToken(ctx, access)
@@ -176,7 +201,9 @@ func mint(ids IDs, t *store.Token) string {
 
 // Find returns the stored token that tok names, of any kind, expired or not: by the id it
 // carries, when its secret matches the stored hash, or, for a token issued before tokens carried
-// their id, by the hash of the whole token. Anything else is store.ErrNotFound.
+// their id, by the hash of the whole token; for a signed token, the token its claims carry when
+// its MAC matches and its authorization stands (findSigned). Anything else is
+// store.ErrNotFound.
 func Find(ctx context.Context, st store.Store, tok string) (*store.Token, error) {
 	if tok == "" {
 		return nil, store.ErrNotFound
@@ -184,6 +211,9 @@ func Find(ctx context.Context, st store.Store, tok string) (*store.Token, error)
 	enc, sec, ok := strings.Cut(tok, ".")
 	if !ok { // no legacy token has a dot
 		return st.GetLegacyToken(ctx, secret.Hash(tok))
+	}
+	if strings.Contains(sec, ".") { // an opaque token's secret has none
+		return findSigned(ctx, st, tok)
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(enc)
 	if len(enc) != idLen || err != nil {
