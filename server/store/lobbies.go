@@ -247,19 +247,26 @@ func (s *DB) GetLobbyBySecret(ctx context.Context, appID uint64, secretHash []by
 		appID, secretHash))
 }
 
+// DeleteLobby deletes the lobby's row first, then its messages, members and links. On
+// PostgreSQL a commit of messages locks the lobby's row (FOR KEY SHARE) as it checks that the
+// lobby exists: one that took it before the deletion makes the deletion wait until it ends, and
+// the deletion's next statements see its messages, and delete them; one that comes after waits
+// for the deletion and then stores nothing. With the messages deleted first, a commit that
+// ended between that statement and the row's deletion left its messages behind.
 func (s *DB) DeleteLobby(ctx context.Context, id uint64) error {
 	return s.WithTx(ctx, func(st Store) error {
 		q := st.(*DB).q
+		if err := mustAffect(q.ExecContext(ctx, `DELETE FROM lobbies WHERE id=?`, id)); err != nil {
+			return err
+		}
 		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_messages WHERE lobby_id=?`, id); err != nil {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_members WHERE lobby_id=?`, id); err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, `DELETE FROM lobby_channel_links WHERE lobby_id=?`, id); err != nil {
-			return err
-		}
-		return mustAffect(q.ExecContext(ctx, `DELETE FROM lobbies WHERE id=?`, id))
+		_, err := q.ExecContext(ctx, `DELETE FROM lobby_channel_links WHERE lobby_id=?`, id)
+		return err
 	})
 }
 

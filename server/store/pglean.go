@@ -38,10 +38,12 @@ func (s *DB) StartsLobbyMessages() bool { return s.d.name == "postgres" && !s.tx
 // StartLobbyMessages sends the statement of StoreLobbyMessages for ms, messages alone of lobby id
 // (no webhook deliveries, no outbox rows), and returns without waiting for its result: the
 // server runs it while the caller goes on, and wait reads its result, StoreLobbyMessages' error.
-// It is insertLockingLobby's INSERT, sent as leanInsert sends it, on a connection of the pool
-// that it holds until wait, which must be called once. ok is false, with nothing sent, when
-// StartsLobbyMessages is false, ms is empty or too many for one statement, or the prepared
-// statement's parameters are not of the types leanValues encodes.
+// It is insertLockingLobby's INSERT, sent as leanInsert sends it but in pipeline mode, which
+// writes the statement and its Sync and reads nothing (pgx's ExecPrepared read the whole
+// result before it returned), on a connection of the pool that it holds until wait, which must
+// be called once. ok is false, with nothing sent, when StartsLobbyMessages is false, ms is empty
+// or too many for one statement, or the prepared statement's parameters are not of the types
+// leanValues encodes.
 func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessage) (wait func() error, ok bool) {
 	if !s.StartsLobbyMessages() || len(ms) == 0 || len(ms) > maxRowsPerInsert {
 		return nil, false
@@ -56,7 +58,7 @@ func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 	if err != nil {
 		return func() error { return err }, true
 	}
-	var rr *pgconn.ResultReader
+	var p *pgconn.Pipeline
 	lean := true
 	err = conn.Raw(func(dc any) error {
 		pc, isPgx := dc.(pgxConn)
@@ -73,10 +75,15 @@ func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 			return nil
 		}
 		values := leanValues(ms, id)
-		rr = c.PgConn().ExecPrepared(ctx, sd.Name, values, leanFormats[:len(values)], nil) // sent; read by wait
-		return nil
+		p = c.PgConn().StartPipeline(ctx)
+		p.SendQueryPrepared(sd.Name, values, leanFormats[:len(values)], nil)
+		if err := p.Sync(); err != nil { // not written: pgx closed the connection
+			p = nil
+			return badConn(err)
+		}
+		return nil // sent; read by wait
 	})
-	if rr == nil { // nothing sent
+	if p == nil { // nothing sent
 		conn.Close()
 		switch {
 		case !lean:
@@ -88,10 +95,10 @@ func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 	}
 	return func() error {
 		defer o.done(start)
-		var tag pgconn.CommandTag
+		var n int64
 		err := conn.Raw(func(any) error {
 			var err error
-			tag, err = rr.Close()
+			n, err = pipelineResult(p)
 			return badConn(err)
 		})
 		conn.Close()
@@ -101,8 +108,33 @@ func (s *DB) StartLobbyMessages(ctx context.Context, id uint64, ms []*LobbyMessa
 		case err != nil:
 			return err
 		}
-		return foundIf(tag.RowsAffected())
+		return foundIf(n)
 	}, true
+}
+
+// pipelineResult reads the result of the one statement StartLobbyMessages sent in p, and its
+// Sync's, closes p and returns the rows the statement inserted. A statement's error is the
+// server's; the connection is left in its normal mode, or closed (pgx) when it failed.
+func pipelineResult(p *pgconn.Pipeline) (n int64, err error) {
+	for done := false; !done && err == nil; {
+		var res any
+		switch res, err = p.GetResults(); r := res.(type) {
+		case *pgconn.ResultReader:
+			var tag pgconn.CommandTag
+			tag, err = r.Close()
+			n = tag.RowsAffected()
+		case *pgconn.PipelineSync:
+			done = true
+		case nil:
+			if err == nil { // nothing more to read
+				done = true
+			}
+		}
+	}
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // leanInsertOnce is leanInsert's try on one connection of the pool: driver.ErrBadConn

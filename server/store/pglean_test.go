@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -189,4 +190,57 @@ func leanOIDs(rows int) []uint32 {
 		oids = append(oids, leanRow[:]...)
 	}
 	return append(oids, pgtype.Int8OID)
+}
+
+// StartLobbyMessages returns once the statement is sent, without waiting for its result: here the
+// server cannot run it until a transaction holding the lobby's row ends, which the test ends only
+// after StartLobbyMessages returned; wait then reads the stored rows.
+func TestStartLobbyMessagesSendsWithoutWaiting(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *DB) {
+		if s.d.name != "postgres" {
+			t.Skip("StartLobbyMessages sends nothing on " + s.d.name)
+		}
+		ctx, now := context.Background(), lobby100(t, s)
+		m := &LobbyMessage{ID: snowflake.At(now) + 1, LobbyID: 100, AppID: 1, AuthorID: 7, Content: "held", CreatedAt: now}
+		var wait func() error
+		require.NoError(t, s.WithTx(ctx, func(tx Store) error {
+			var id int64
+			if err := tx.(*DB).q.QueryRowContext(ctx, `SELECT id FROM lobbies WHERE id=100 FOR UPDATE`).Scan(&id); err != nil {
+				return err
+			}
+			started := make(chan func() error, 1)
+			go func() {
+				w, ok := s.StartLobbyMessages(ctx, 100, []*LobbyMessage{m})
+				assert.True(t, ok)
+				started <- w
+			}()
+			select {
+			case wait = <-started:
+			case <-time.After(30 * time.Second):
+				t.Fatal("StartLobbyMessages waited for its statement's result")
+			}
+			_, err := s.GetLobbyMessage(ctx, 100, m.ID)
+			require.ErrorIs(t, err, ErrNotFound, "stored while the lobby's row was locked")
+			return nil
+		}))
+		require.NoError(t, wait())
+		got, err := s.GetLobbyMessage(ctx, 100, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, "held", got.Content)
+
+		// A statement the server refuses (the id is taken) gives its error; the connections
+		// serve the next statements.
+		for range 3 {
+			again, ok := s.StartLobbyMessages(ctx, 100, []*LobbyMessage{m})
+			require.True(t, ok)
+			var pgErr *pgconn.PgError
+			require.ErrorAs(t, again(), &pgErr)
+			require.Equal(t, "23505", pgErr.Code, "a unique violation")
+		}
+		next := *m
+		next.ID++
+		wait, ok := s.StartLobbyMessages(ctx, 100, []*LobbyMessage{&next})
+		require.True(t, ok)
+		require.NoError(t, wait())
+	})
 }
