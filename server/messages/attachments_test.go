@@ -103,19 +103,20 @@ func TestAttachmentsUploadAndRead(t *testing.T) {
 	// without it, and a bot's REST reads without the privilege, do not.
 	var d wire.GuildMessage
 	with.Expect(gwire.OpDispatch, gwire.EventMessageCreate, &d)
-	assert.Equal(t, msg.Attachments, d.Attachments)
+	assert.Equal(t, unsignedAttachments(msg.Attachments), unsignedAttachments(d.Attachments))
 	without.Expect(gwire.OpDispatch, gwire.EventMessageCreate, &d)
 	assert.Empty(t, d.Attachments)
 	var read wire.GuildMessage
 	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, msg.ID), nil, guildtest.Bearer(f.Bob)), &read)
-	assert.Equal(t, msg.Attachments, read.Attachments)
+	assert.Equal(t, unsignedAttachments(msg.Attachments), unsignedAttachments(read.Attachments))
+	assert.Equal(t, http.StatusOK, guildtest.Do(t, http.MethodGet, read.Attachments[1].URL, nil, nil).Status, "a read's URL is signed as well")
 	guildtest.SetAppFlags(t, f.E, 0) // off again: REST reads follow the flag, and the session using it ends
 	with.ExpectClosed(gwire.CloseDisallowedIntents)
 	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, msg.ID), nil, f.BotHeader()), &read)
 	assert.Empty(t, read.Attachments, "no message content access: no attachments")
 	guildtest.SetAppFlags(t, f.E, wire.AppFlagGatewayMessageContentLimited)
 	guildtest.OK(t, guildtest.Do(t, http.MethodGet, f.MessagesURL(general, msg.ID), nil, f.BotHeader()), &read)
-	assert.Equal(t, msg.Attachments, read.Attachments)
+	assert.Equal(t, unsignedAttachments(msg.Attachments), unsignedAttachments(read.Attachments))
 
 	// Deleting the message deletes its files.
 	require.Equal(t, http.StatusNoContent, guildtest.Do(t, http.MethodDelete, f.MessagesURL(general, msg.ID), nil, guildtest.Bearer(f.Alice)).Status)

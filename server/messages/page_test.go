@@ -135,22 +135,10 @@ func TestMessagePageQueries(t *testing.T) {
 // unsigned is m with the signature query (ex, is, hm) cut from its attachments' URLs and from
 // those of the message it replies to.
 func unsigned(m wire.GuildMessage) wire.GuildMessage {
-	strip := func(list []wire.Attachment) []wire.Attachment {
-		out := slices.Clone(list)
-		for i := range out {
-			if u, q, ok := strings.Cut(out[i].URL, "?"); ok && strings.Contains(q, "hm=") {
-				out[i].URL = u
-			}
-			if u, q, ok := strings.Cut(out[i].ProxyURL, "?"); ok && strings.Contains(q, "hm=") {
-				out[i].ProxyURL = u
-			}
-		}
-		return out
-	}
-	m.Attachments = strip(m.Attachments)
+	m.Attachments = unsignedAttachments(m.Attachments)
 	if r := m.ReferencedMessage.Message; r != nil {
 		ref := *r
-		ref.Attachments = strip(ref.Attachments)
+		ref.Attachments = unsignedAttachments(ref.Attachments)
 		m.ReferencedMessage.Message = &ref
 	}
 	return m
@@ -204,4 +192,19 @@ func BenchmarkMessagePage(b *testing.B) {
 func medianOf(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// unsignedAttachments is list with the signature query (ex, is, hm) cut from its URLs: each read
+// of a message signs its attachments' URLs anew, at that read's second, as the platform's are.
+func unsignedAttachments(list []wire.Attachment) []wire.Attachment {
+	out := slices.Clone(list)
+	for i := range out {
+		if u, q, ok := strings.Cut(out[i].URL, "?"); ok && strings.Contains(q, "hm=") {
+			out[i].URL = u
+		}
+		if u, q, ok := strings.Cut(out[i].ProxyURL, "?"); ok && strings.Contains(q, "hm=") {
+			out[i].ProxyURL = u
+		}
+	}
+	return out
 }
