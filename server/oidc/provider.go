@@ -36,31 +36,25 @@ type Provider struct {
 	signer jose.Signer
 }
 
-// NewProvider loads the signing key from st, creating it on first use.
+// NewProvider loads the signing key from st, creating it on first use (by the first of the
+// nodes that start together: store.InitSetting, so that all sign with one key).
 func NewProvider(ctx context.Context, st store.Store, issuer string) (*Provider, error) {
 	der, err := st.GetSetting(ctx, signingKeySetting)
-	var key *ecdsa.PrivateKey
-	switch {
-	case err == nil:
-		k, perr := x509.ParseECPrivateKey(der)
-		if perr != nil {
-			return nil, fmt.Errorf("oidc: stored signing key: %w", perr)
+	if errors.Is(err, store.ErrNotFound) {
+		fresh, gerr := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if gerr != nil {
+			return nil, fmt.Errorf("oidc: make the signing key: %w", gerr)
 		}
-		key = k
-	case errors.Is(err, store.ErrNotFound):
-		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
+		if der, err = x509.MarshalECPrivateKey(fresh); err == nil {
+			der, err = st.InitSetting(ctx, signingKeySetting, der)
 		}
-		der, err = x509.MarshalECPrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		if err := st.PutSetting(ctx, signingKeySetting, der); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oidc: signing key: %w", err)
+	}
+	key, err := x509.ParseECPrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: stored signing key: %w", err)
 	}
 	pub, _ := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	sum := sha256.Sum256(pub)

@@ -9,7 +9,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"net/url"
@@ -46,16 +45,10 @@ type macState struct {
 	sum [sha256.Size]byte
 }
 
-// New returns a Signer whose key is kept in st (made on first use) and whose time is c's.
+// New returns a Signer whose key is kept in st (made on first use, by the first of the nodes
+// that start together: store.InitSetting) and whose time is c's.
 func New(ctx context.Context, st store.Store, c clock.Clock) (*Signer, error) {
-	key, err := st.GetSetting(ctx, keySetting)
-	if errors.Is(err, store.ErrNotFound) {
-		if err := st.PutSetting(ctx, keySetting, []byte(secret.Token())); err != nil {
-			return nil, fmt.Errorf("signedurl: keep key: %w", err)
-		}
-		// Read back: a node that started at the same time may have written its own.
-		key, err = st.GetSetting(ctx, keySetting)
-	}
+	key, err := st.InitSetting(ctx, keySetting, []byte(secret.Token()))
 	if err != nil {
 		return nil, fmt.Errorf("signedurl: key: %w", err)
 	}

@@ -848,12 +848,4 @@ DROP INDEX lobby_messages_nonce;
 	// 46 (PostgreSQL's 26): PostgreSQL drops its nonce index as SQLite did at 45; nothing to do
 	// here, kept so that the two schemas follow one another.
 	`SELECT 1`,
-	// 47 (PostgreSQL's 27): the service's secret keys, by name (TokenKey): made once by the
-	// first store that opens the database and then read by every store that opens it.
-	`
-CREATE TABLE service_keys (
-	name TEXT PRIMARY KEY,
-	secret BLOB NOT NULL
-);
-`,
 }

@@ -783,12 +783,4 @@ ALTER TABLE outbox ADD COLUMN last_id BIGINT NOT NULL DEFAULT 0;
 	`
 DROP INDEX lobby_messages_nonce;
 `,
-	// 27 (SQLite's 47): the service's secret keys, by name (TokenKey), made once by the first
-	// node that opens the database and read by every node.
-	`
-CREATE TABLE service_keys (
-	name TEXT PRIMARY KEY,
-	secret BYTEA NOT NULL
-);
-`,
 }

@@ -7,11 +7,14 @@ import (
 	"fmt"
 )
 
-// tokenKeyName names the key of the service's signed access tokens in service_keys.
-const tokenKeyName = "token"
+// tokenKeySetting is the setting that keeps the key of the service's signed access tokens.
+const tokenKeySetting = "token.key"
 
 // TokenKeySize is the length of TokenKey's key, in bytes.
 const TokenKeySize = 32
+
+// insertSettingIfAbsent stores a setting unless its key has one (InitSetting).
+const insertSettingIfAbsent = `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`
 
 // TokenKey returns the key that the service's signed access tokens are signed with (a MAC key
 // of TokenKeySize bytes): made once from crypto/rand by the first store that opened the
@@ -19,20 +22,31 @@ const TokenKeySize = 32
 // restart signs and checks with the same key. The caller must not change it, nor log it.
 func (s *DB) TokenKey() []byte { return s.tokenKey }
 
-// loadTokenKey inserts a new random key unless the database has one (an insert that does
-// nothing when another store made the key first: no race between nodes opening together) and
+// InitSetting stores value under key unless the key has a value, and returns the value kept:
+// an insert that does nothing when another node stored one first, then a read.
+func (s *DB) InitSetting(ctx context.Context, key string, value []byte) ([]byte, error) {
+	if _, err := s.q.ExecContext(ctx, insertSettingIfAbsent, key, value); err != nil {
+		return nil, fmt.Errorf("store: setting %q: %w", key, err)
+	}
+	kept, err := s.GetSetting(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("store: setting %q: %w", key, err)
+	}
+	return kept, nil
+}
+
+// loadTokenKey stores a new random key unless the database has one, as InitSetting does, and
 // reads the one the database keeps, in tx (the migrations').
 func (s *DB) loadTokenKey(ctx context.Context, tx *sql.Tx) error {
 	fresh := make([]byte, TokenKeySize)
 	if _, err := rand.Read(fresh); err != nil {
 		return fmt.Errorf("store: make the token key: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, s.d.text(`INSERT INTO service_keys (name, secret) VALUES (?, ?)
-		ON CONFLICT (name) DO NOTHING`), tokenKeyName, fresh); err != nil {
+	if _, err := tx.ExecContext(ctx, s.d.text(insertSettingIfAbsent), tokenKeySetting, fresh); err != nil {
 		return fmt.Errorf("store: store the token key: %w", err)
 	}
 	var key []byte
-	if err := tx.QueryRowContext(ctx, s.d.text(`SELECT secret FROM service_keys WHERE name=?`), tokenKeyName).Scan(&key); err != nil {
+	if err := tx.QueryRowContext(ctx, s.d.text(`SELECT value FROM settings WHERE key=?`), tokenKeySetting).Scan(&key); err != nil {
 		return fmt.Errorf("store: read the token key: %w", err)
 	}
 	if len(key) != TokenKeySize {

@@ -75,3 +75,57 @@ func TestTokenKeyInMemory(t *testing.T) {
 	defer s.Close()
 	assert.Len(t, s.TokenKey(), TokenKeySize)
 }
+
+// InitSetting keeps the first value stored under a key: stores of one database that each
+// propose their own at the same moment (nodes starting together) all get the one kept, and a
+// later proposal changes nothing.
+func TestInitSettingKeepsTheFirst(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		open  func(t *testing.T) func(node int) (*DB, error)
+		nodes int
+	}{
+		{"sqlite", func(t *testing.T) func(int) (*DB, error) {
+			s, err := OpenSQLite(ctx, t.TempDir())
+			return func(int) (*DB, error) { return s, err } // one process opens the file: one store
+		}, 1},
+		{"postgres", func(t *testing.T) func(int) (*DB, error) {
+			dsn := pgtest.Database(t, "", nil)
+			return func(node int) (*DB, error) { return OpenPostgres(ctx, dsn, PostgresOptions{NodeID: node}) }
+		}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			open := tc.open(t)
+			stores := make([]*DB, tc.nodes)
+			for i := range stores {
+				s, err := open(i)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = s.Close() })
+				stores[i] = s
+			}
+			const workers = 6
+			got := make([][]byte, workers)
+			errs := make([]error, workers)
+			var wg sync.WaitGroup
+			for i := range workers {
+				wg.Go(func() {
+					got[i], errs[i] = stores[i%len(stores)].InitSetting(ctx, "test.key", []byte{byte('a' + i)})
+				})
+			}
+			wg.Wait()
+			for i := range workers {
+				require.NoError(t, errs[i])
+				assert.Equal(t, got[0], got[i], "every caller gets the value kept")
+			}
+			require.Len(t, got[0], 1)
+			assert.Contains(t, "abcdef", string(got[0]), "the value kept is one proposed")
+			again, err := stores[0].InitSetting(ctx, "test.key", []byte("later"))
+			require.NoError(t, err)
+			assert.Equal(t, got[0], again, "a later proposal changes nothing")
+			kept, err := stores[len(stores)-1].GetSetting(ctx, "test.key")
+			require.NoError(t, err)
+			assert.Equal(t, got[0], kept)
+		})
+	}
+}

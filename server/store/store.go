@@ -319,6 +319,10 @@ type Store interface {
 	// GetSetting and PutSetting keep small named values (signing keys, dev credentials).
 	GetSetting(ctx context.Context, key string) ([]byte, error)
 	PutSetting(ctx context.Context, key string, value []byte) error
+	// InitSetting stores value under key unless the key has a value, and returns the value the
+	// store keeps: the first of every node and restart to store one wins, and all read it (a
+	// key made on first use: GetSetting then PutSetting could leave two nodes with two).
+	InitSetting(ctx context.Context, key string, value []byte) ([]byte, error)
 
 	UsersAppsStore
 	VoiceStatusStore
