@@ -15,15 +15,19 @@ import (
 // answer to its members' last dispatch, a tenth of each turn. A pause in a stream that goes on
 // is no end, though: a node of a cluster pushes what it reads from the bus in groups, a few
 // milliseconds apart, and writing at each of those pauses took its writes per message from
-// about 1.5 to 5. So Quiet learns the longest pause after which the pushes went on (decaying,
-// so that it follows the stream), and makes the writes due at a pause longer than that.
+// about 1.5 to 5. So Quiet learns the pauses after which the pushes went on (decaying, so that
+// it follows the stream), and makes the writes due at a pause longer than nine in ten of them.
+// Not longer than all of them: one stall of the machine (a collection, a busy core) then held
+// every burst's last dispatches that long for a second or more after it, 4 to 8 ms at the end
+// of each of make bench's fan-out turns on a loaded machine.
 const QuietAfter = time.Millisecond
 
 // Quiet's learning of the pauses, in QuietAfter ticks.
 const (
 	watchTicks = int(BusyPace / QuietAfter) // a pause this long is an end whatever was learnt
-	decayTicks = 1024                       // ticks with pushes after which the longest pause learnt halves
+	decayTicks = 1024                       // ticks with pushes after which the pauses learnt count half
 	leastUsual = 1                          // a pause of a tick alone is no end (a thread's stall)
+	usualShare = 0.9                        // the share of the pauses learnt that a usual pause covers
 )
 
 // Flusher is a connection whose paced write Quiet can make at once.
@@ -46,8 +50,10 @@ type Quiet struct {
 	running bool  // the timer is set
 	last    int64 // the meter's count at the last tick
 	pause   int   // ticks since the count last changed
-	usual   int   // the longest pause the pushes went on after, decaying
+	usual   int   // the pause that usualShare of those the pushes went on after were not longer than
 	ticks   int   // ticks with pushes, for the decay
+	// seen counts the pauses the pushes went on after, by their length in ticks, decaying.
+	seen    [watchTicks + 1]float64
 	stopped bool
 }
 
@@ -105,11 +111,14 @@ func (q *Quiet) tick() {
 	}
 	if n := q.meter.Count(); n != q.last {
 		if q.pause > 0 { // the pushes went on after this pause
-			q.usual = min(max(q.usual, q.pause), watchTicks)
+			q.seen[min(q.pause, watchTicks)]++
+			q.learn()
 		}
 		q.last, q.pause = n, 0
 		if q.ticks++; q.ticks%decayTicks == 0 {
-			q.usual = max(q.usual/2, leastUsual)
+			for i := range q.seen {
+				q.seen[i] /= 2
+			}
 		}
 	} else {
 		q.pause++
@@ -130,5 +139,21 @@ func (q *Quiet) tick() {
 	q.mu.Unlock()
 	for _, f := range fs {
 		f.FlushPaced()
+	}
+}
+
+// learn sets usual to the shortest pause that usualShare of the pauses seen were not longer
+// than (at least leastUsual). Call with mu.
+func (q *Quiet) learn() {
+	var total float64
+	for _, n := range q.seen {
+		total += n
+	}
+	var below float64
+	for p, n := range q.seen {
+		if below += n; below >= usualShare*total {
+			q.usual = max(p, leastUsual)
+			return
+		}
 	}
 }

@@ -80,6 +80,38 @@ func TestQuietLearnsTheStreamsPauses(t *testing.T) {
 	})
 }
 
+// One stall in a stream (a collection, a busy core) that went on after it does not hold the
+// end of every burst after it as long: the pause learnt is the one nine in ten pauses were not
+// longer than, not the longest.
+func TestQuietLearnsPastAStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := NewMeter()
+		q := NewQuiet(m)
+		defer q.Stop()
+		a := &flusher{}
+		group := func() { // a group's pushes, then a pause of a tick or two
+			q.Due(a)
+			pushes(m, 4, QuietAfter/4)
+			time.Sleep(2 * QuietAfter)
+		}
+		for range 30 {
+			group()
+		}
+		q.Due(a)
+		time.Sleep(8 * QuietAfter) // the stall
+		for range 30 {
+			group()
+		}
+		synctest.Wait()
+		before := a.flushed.Load()
+		q.Due(a)
+		pushes(m, 4, QuietAfter/4) // the burst's last group
+		time.Sleep(4 * QuietAfter)
+		synctest.Wait()
+		assert.Equal(t, before+1, a.flushed.Load(), "the burst's end written within 4 ticks, not after the stall's 8")
+	})
+}
+
 // After Stop, nothing is flushed, and Due is ignored.
 func TestQuietStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
