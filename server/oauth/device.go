@@ -107,7 +107,7 @@ func (h *Handler) grantDevice(ctx context.Context, c *client, form url.Values) (
 	}
 	var approved *store.DeviceCode
 	var grant uint64
-	var answer error // a poll answer that must not roll back the recorded poll time
+	var answer error  // a poll answer that must not roll back the recorded poll time
 	appID := c.app.ID // (the closure takes the id, not c: c stays on the token handler's stack)
 	err := h.Store.WithTx(ctx, func(tx store.Store) error {
 		d, err := tx.GetDeviceCode(ctx, secret.Hash(dc))
