@@ -258,6 +258,7 @@ $(DISCORDJS)/stamp: tests/bots/testdata/package.json tests/bots/testdata/package
 REALTIME_TESTS := ^(TestPulse(SpeechQuality|EchoCancellation)|TestThreePlayersHearEachOther|TestThreeNodesVoiceCall)$$
 REALTIME_PKGS := ./audio/engine ./tests/voicecall ./tests/cluster/voicecall
 test-go: $(CLIBS) $(DISCORDJS)/stamp
+	@unformatted=$$("$$($(GO) env GOROOT)/bin/gofmt" -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	SDKPP_REQUIRE_AUDIO=1 SDKPP_REQUIRE_BOTS=1 SDKPP_REQUIRE_POSTGRES=1 $(GO) test -count=1 -skip '$(REALTIME_TESTS)' ./...
 	@mkdir -p $(BUILD)/test
