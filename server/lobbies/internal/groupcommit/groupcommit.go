@@ -114,11 +114,16 @@ func (w *Writer) Enqueue(p *Pending) bool {
 // this thread's CPU; unless p is committed already, it first yields that CPU to them, so that
 // the commit does not delay them. make bench measured the delivery latency 8-15% lower with the
 // yield, and fan-out no lower. The answers of a group are taken one after another, and only the
-// first waits: the others do not yield again (a system call each).
+// first waits: the others do not yield again (a system call each). Without a Starter (SQLite,
+// whose commit is the waiter's own work), nor does a waiter whose message is queued with others:
+// messages accepted together (a gateway connection's requests read in one go) were delivered
+// together, in one write per recipient or in its paced write when the service is busy, and their
+// chain (accept, commit, answers, the sender's next requests) has no time to give away; on an
+// idle machine the yield took 3 µs at p50 and 23 µs at p90 of a 10-member fan-out's group.
 func (w *Writer) Await(p *Pending) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !p.committed {
+	if !p.committed && (len(w.queue) < 2 || w.starter != nil) {
 		w.mu.Unlock()
 		yield()
 		w.mu.Lock()

@@ -130,24 +130,39 @@ func TestWriterFailedCommit(t *testing.T) {
 	require.Equal(t, 1, failed, "await of the same group: %v, fail called %d times", err, failed)
 }
 
-// Await yields the CPU before it commits, not when its message's group is committed already:
-// the answers of a group are taken one after another, and only the first one waits.
-func TestAwaitYieldsOnlyToWait(t *testing.T) {
-	yields := 0
-	defer func(f func()) { yield = f }(yield)
-	yield = func() { yields++ }
-	st := &txStore{}
-	w := New(st, quietLog(), nil, nil)
-	defer w.Close()
-	ps := []*Pending{msg(1), msg(2), msg(3)}
-	for _, p := range ps {
-		require.True(t, w.Enqueue(p))
+// Await yields the CPU before it commits a lone message, not when its message's group is
+// committed already (the answers of a group are taken one after another, and only the first one
+// waits), nor, on a store without a Starter, when its message is queued with others: messages
+// accepted together were delivered together, and their chain has no time to give away. (With a
+// Starter a waiter yields before it sends a group of several: start_test.go.)
+func TestAwaitYieldsOnlyToWaitAlone(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ids    []uint64
+		yields int
+	}{
+		{"a lone message", []uint64{1}, 1},
+		{"three messages queued together", []uint64{1, 2, 3}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			yields := 0
+			defer func(f func()) { yield = f }(yield)
+			yield = func() { yields++ }
+			st := &txStore{}
+			w := New(st, quietLog(), nil, nil)
+			defer w.Close()
+			var ps []*Pending
+			for _, id := range c.ids {
+				ps = append(ps, msg(id))
+				require.True(t, w.Enqueue(ps[len(ps)-1]))
+			}
+			for _, p := range ps {
+				require.NoError(t, w.Await(p))
+			}
+			require.Equal(t, [][]uint64{c.ids}, st.groups, "one group")
+			require.Equal(t, c.yields, yields)
+		})
 	}
-	for _, p := range ps {
-		require.NoError(t, w.Await(p))
-	}
-	require.Equal(t, [][]uint64{{1, 2, 3}}, st.groups, "one group")
-	require.Equal(t, 1, yields, "the first waiter yields, the others find their messages committed")
 }
 
 // lobbyStore is a store.Store whose StoreLobbyMessages records the lobby and the messages'
