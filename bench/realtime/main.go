@@ -15,7 +15,9 @@
 //     does when connected: as API requests over its own gateway connection (op 100, core/tunnel),
 //     each with a nonce it enforces, its answer decoded, window of them in flight on the one
 //     connection (which is also the sender's member connection, as a game has one). Anchor: Redis
-//     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
+//     pub/sub with 100 subscribers and a pipelined publisher. On every side the sender runs at
+//     most Ahead messages ahead of its slowest receiver (progress.go), and a turn whose deliveries
+//     stop fails after Stall with what each member got. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
 //     sessions (the send path of the figures before op 100 took lobby messages). The three take
 //     turns, a fifth of the messages each time, each turn from a collected heap (a runtime.GC()
