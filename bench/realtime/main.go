@@ -74,6 +74,7 @@ func main() {
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
 	flag.StringVar(&storeName, "store", "memory", "the service's store: memory (SQLite in memory), sqlite (SQLite in a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
 	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
+	flag.StringVar(&roundsFile, "rounds-file", "", "(a): write each counted round's latencies into this file, a line a round: its number, then Redis's, the gateway's, HTTP's and the polling loop's in nanoseconds, then the GC cycles this process completed by its end")
 	members := flag.Int("members", 100, "fan-out: lobby members")
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
@@ -157,6 +158,9 @@ func main() {
 		exit = 1
 	}
 }
+
+// roundsFile is where (a) writes each round's latencies (-rounds-file), or "".
+var roundsFile string
 
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
@@ -244,6 +248,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	turns[2], dones[1] = sdkppRound(a, pair, ps[0], nil, to, poll, "http")
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
 	var base, ours, overHTTP, spinning []time.Duration
+	var byRound []byte // -rounds-file
 	loadBefore, gcBefore := loadAverage(), gcCycles()
 	for i := 0; i < rounds+warmup && !fanoutOnly; i++ {
 		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
@@ -254,6 +259,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			if i >= warmup {
 				*out = append(*out, d)
 			}
+		}
+		if i >= warmup && roundsFile != "" {
+			byRound = fmt.Appendf(byRound, "%d %d %d %d %d %d\n", i, base[len(base)-1], ours[len(ours)-1],
+				overHTTP[len(overHTTP)-1], spinning[len(spinning)-1], gcCycles())
+		}
+	}
+	if roundsFile != "" {
+		if err := os.WriteFile(roundsFile, byRound, 0o644); err != nil {
+			return err
 		}
 	}
 	for _, done := range dones {
