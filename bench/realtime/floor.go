@@ -590,7 +590,9 @@ func (f *floorFanout) turn(messages, window int) (time.Duration, error) {
 	if err := f.write(out); err != nil {
 		return 0, err
 	}
-	for answered := false; !answered; {
+	stalled := time.NewTicker(f.got.stall)
+	defer stalled.Stop()
+	for answered, seen := false, -1; !answered; {
 		select {
 		case <-j.done:
 			answered = true
@@ -600,8 +602,14 @@ func (f *floorFanout) turn(messages, window int) (time.Duration, error) {
 			}
 		case err := <-f.errs:
 			return 0, err
-		case <-time.After(2 * time.Minute):
-			return 0, errors.New("floor: the sends were not all answered after 2 minutes")
+		case <-stalled.C:
+			j.mu.Lock()
+			acked := j.acked
+			j.mu.Unlock()
+			if acked == seen {
+				return 0, fmt.Errorf("floor: %d of %d sends answered, none in the last %s", acked, messages, f.got.stall)
+			}
+			seen = acked
 		}
 	}
 	if err := wait(); err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -118,4 +121,36 @@ func TestFloorFanoutHeldBySlowestMember(t *testing.T) {
 	assert.EqualValues(t, 2*per, f.got.per[0].Load())
 	assert.EqualValues(t, 2*per, f.got.per[1].Load())
 	assert.EqualValues(t, 2*per-(Ahead-2), f.got.per[2].Load())
+}
+
+// A floor turn whose sends are never answered fails once none was answered for the stall, not
+// after minutes.
+func TestFloorTurnFailsOnceAnswersStop(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, rd, err := wsUpgrade(w, r)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := c.Write(appendFrame(nil, floorHello, false, [4]byte{})); err != nil {
+			return
+		}
+		for err == nil { // reads the sends and answers none
+			_, err = readFrame(rd, nil)
+		}
+	}))
+	defer srv.Close()
+	f, err := newFloorFanout(strings.TrimPrefix(srv.URL, "http://"), 2, 100)
+	require.NoError(t, err)
+	defer f.Close()
+	f.got.stall = 50 * time.Millisecond
+	errc := make(chan error, 1)
+	go func() { _, err := f.turn(20, 8); errc <- err }()
+	select {
+	case err := <-errc:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "0 of 20 sends answered, none in the last 50ms")
+	case <-time.After(time.Minute):
+		t.Fatal("the turn still waits after a minute")
+	}
 }
