@@ -398,21 +398,70 @@ type floorFanout struct {
 	job     atomic.Pointer[floorJob] // the sender's current turn
 	pad     string                   // the contents' padding, to the probed size
 	sent    int                      // messages sent in earlier turns
+	wmu     sync.Mutex               // the sender's connection's writes
+	scratch []byte                   // a send's payload, built under the job's mu
 	closing atomic.Bool
 	wg      sync.WaitGroup // the readers
 }
 
 // floorJob is one turn's sends, the sender's reader's to continue once its first window is out.
 type floorJob struct {
-	first, messages int // the turn's messages are first+1 ... first+messages
-	sent, acked     int
+	first, messages int           // the turn's messages are first+1 ... first+messages
 	done            chan struct{} // closed when every send is answered
+	hold            chan struct{} // a send was held (deliveries.room): the turn's goroutine sends it
+	mu              sync.Mutex
+	sent, acked     int
+	held            int // answered sends not followed by the next, for want of room
+}
+
+// appendSend appends the frame of send number n to out.
+func (f *floorFanout) appendSend(out []byte, n int) []byte {
+	f.scratch = f.payload(f.scratch[:0], n)
+	return appendFrame(out, f.scratch, true, maskKey())
+}
+
+// write writes frames to the sender's connection: its reader's and, for held sends, the turn's.
+func (f *floorFanout) write(out []byte) error {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	_, err := f.conns[0].Write(out)
+	return err
+}
+
+// release sends j's held sends as room comes for each, in order.
+func (f *floorFanout) release(j *floorJob) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []byte
+	for ; j.held > 0; j.held-- {
+		next := j.first + j.sent + 1
+		if !f.got.room(int64(next)) {
+			if len(out) > 0 { // what there was room for first: the room for next may wait for it
+				if err := f.write(out); err != nil {
+					return err
+				}
+				out = out[:0]
+			}
+			j.mu.Unlock()
+			err := f.got.hold(int64(next))
+			j.mu.Lock()
+			if err != nil {
+				return fmt.Errorf("floor: %w", err)
+			}
+		}
+		j.sent++
+		out = f.appendSend(out, next)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return f.write(out)
 }
 
 // newFloorFanout connects members to the floor service at addr, the first sending, with
 // dispatches of size bytes of data as sdkpp's are.
 func newFloorFanout(addr string, members, size int) (*floorFanout, error) {
-	f := &floorFanout{got: newDeliveries(), errs: make(chan error, members)}
+	f := &floorFanout{got: newDeliveries(members), errs: make(chan error, members)}
 	// The padding makes a dispatch's data (its message) size bytes, the ids being of the length
 	// the service's are (19 digits).
 	probe, err := json.Marshal(&floorMessage{ID: uint64(time.Now().UnixMilli()) << 22, LobbyID: floorLobbyID,
@@ -441,7 +490,7 @@ func newFloorFanout(addr string, members, size int) (*floorFanout, error) {
 		f.wg.Add(1)
 		go func() { // owned by Close, which closes c and waits
 			defer f.wg.Done()
-			if err := f.read(c, rd, i == 0); err != nil && !f.closing.Load() {
+			if err := f.read(c, rd, i); err != nil && !f.closing.Load() {
 				f.errs <- fmt.Errorf("floor member %d: %w", i, err)
 			}
 		}()
@@ -462,8 +511,9 @@ func (f *floorFanout) payload(b []byte, n int) []byte {
 // read reads a member's frames until its connection ends: each dispatch must be the next message
 // in order; the sender's also takes answers, and for each writes the next send, the sends
 // following one read in one write.
-func (f *floorFanout) read(c net.Conn, rd *bufio.Reader, sender bool) error {
-	var buf, out, scratch []byte
+func (f *floorFanout) read(c net.Conn, rd *bufio.Reader, member int) error {
+	sender := member == 0
+	var buf, out []byte
 	next := 1 // the message expected next
 	for {
 		var err error
@@ -476,23 +526,28 @@ func (f *floorFanout) read(c net.Conn, rd *bufio.Reader, sender bool) error {
 				return fmt.Errorf("message %d expected, got %.80q", next, buf)
 			}
 			next++
-			f.got.add()
+			f.got.add(member)
 		case sender && bytes.HasPrefix(buf, floorAnswerPrefix) && jsonscan.Valid(buf):
 			j := f.job.Load()
+			j.mu.Lock()
 			j.acked++
-			if j.sent < j.messages {
-				j.sent++
-				scratch = f.payload(scratch[:0], j.first+j.sent)
-				out = appendFrame(out, scratch, true, maskKey())
+			if j.sent+j.held < j.messages {
+				if j.held == 0 && f.got.room(int64(j.first+j.sent+1)) {
+					j.sent++
+					out = f.appendSend(out, j.first+j.sent)
+				} else if j.held++; j.held == 1 { // the turn's goroutine sends it once there is room
+					j.hold <- struct{}{}
+				}
 			}
 			if j.acked == j.messages {
 				close(j.done)
 			}
+			j.mu.Unlock()
 		default:
 			return fmt.Errorf("an unexpected frame: %.80q", buf)
 		}
 		if len(out) > 0 && rd.Buffered() == 0 {
-			if _, err := c.Write(out); err != nil {
+			if err := f.write(out); err != nil {
 				return err
 			}
 			out = out[:0]
@@ -521,24 +576,41 @@ func maskKey() [4]byte {
 
 func (f *floorFanout) turn(messages, window int) (time.Duration, error) {
 	wait := f.got.expect(int64(messages*len(f.conns)), f.errs)
-	j := &floorJob{first: f.sent, messages: messages, done: make(chan struct{})}
+	j := &floorJob{first: f.sent, messages: messages, done: make(chan struct{}), hold: make(chan struct{}, 1)}
 	f.sent += messages
-	var out, scratch []byte
+	var out []byte
 	start := time.Now()
 	for ; j.sent < min(window, messages); j.sent++ {
-		scratch = f.payload(scratch[:0], j.first+j.sent+1)
-		out = appendFrame(out, scratch, true, maskKey())
+		if err := f.got.hold(int64(j.first + j.sent + 1)); err != nil {
+			return 0, fmt.Errorf("floor: %w", err)
+		}
+		out = f.appendSend(out, j.first+j.sent+1)
 	}
 	f.job.Store(j) // before the first send, whose answer the reader takes
-	if _, err := f.conns[0].Write(out); err != nil {
+	if err := f.write(out); err != nil {
 		return 0, err
 	}
-	select {
-	case <-j.done:
-	case err := <-f.errs:
-		return 0, err
-	case <-time.After(2 * time.Minute):
-		return 0, errors.New("floor: the sends were not all answered after 2 minutes")
+	stalled := time.NewTicker(f.got.stall)
+	defer stalled.Stop()
+	for answered, seen := false, -1; !answered; {
+		select {
+		case <-j.done:
+			answered = true
+		case <-j.hold:
+			if err := f.release(j); err != nil {
+				return 0, err
+			}
+		case err := <-f.errs:
+			return 0, err
+		case <-stalled.C:
+			j.mu.Lock()
+			acked := j.acked
+			j.mu.Unlock()
+			if acked == seen {
+				return 0, fmt.Errorf("floor: %d of %d sends answered, none in the last %s", acked, messages, f.got.stall)
+			}
+			seen = acked
+		}
 	}
 	if err := wait(); err != nil {
 		return 0, fmt.Errorf("floor: %w", err)

@@ -334,40 +334,6 @@ func spin(done func() bool) bool {
 	return false
 }
 
-// deliveries counts the messages a fan-out's receivers have read and tells when a target is met.
-type deliveries struct {
-	n      atomic.Int64
-	target atomic.Int64
-	met    chan struct{} // one value each time n reaches target
-}
-
-func newDeliveries() *deliveries { return &deliveries{met: make(chan struct{}, 1)} }
-
-// add counts one delivery; called by the receivers' goroutines.
-func (d *deliveries) add() {
-	if d.n.Add(1) == d.target.Load() {
-		d.met <- struct{}{}
-	}
-}
-
-// expect sets the target to more deliveries than so far and returns a wait that returns once
-// they arrived, with the first error from errs (which may be nil), or fails after 2 minutes.
-// Call it before the sends that make them.
-func (d *deliveries) expect(more int64, errs <-chan error) (wait func() error) {
-	want := d.n.Load() + more
-	d.target.Store(want)
-	return func() error {
-		select {
-		case <-d.met:
-			return nil
-		case err := <-errs:
-			return err
-		case <-time.After(2 * time.Minute):
-			return fmt.Errorf("%d of %d deliveries after 2 minutes", d.n.Load(), want)
-		}
-	}
-}
-
 // A fanout is one side of (b), connected: turn sends messages from one sender with window sends in
 // flight and returns how long it took until every receiver had every message.
 type fanout interface {
@@ -389,7 +355,6 @@ type sdkppFanout struct {
 	tunnel    *tunnel.Tunnel // the sender's requests over its gateway connection; nil: posters
 	posters   []*poster      // the sender's HTTP connections, one per send in flight
 	viaHTTP   bool           // the turns send with the posters even with a tunnel (httpSender)
-	per       []atomic.Int64 // each member's deliveries, counted with got's
 	// gatewayStats, when set, returns the service's gateway counters, for a turn that fell short.
 	gatewayStats func() (string, error)
 }
@@ -419,13 +384,12 @@ func newSpreadFanout(a *api, addrs []string, lobbyID string, ps []player) (*sdkp
 }
 
 func connectFanout(a *api, addrs []string, lobbyID string, ps []player, overGateway bool) (*sdkppFanout, error) {
-	f := &sdkppFanout{a: a, lobbyID: lobbyID, ps: ps, got: newDeliveries()}
+	f := &sdkppFanout{a: a, lobbyID: lobbyID, ps: ps, got: newDeliveries(len(ps))}
 	if overGateway {
 		f.tunnel = new(tunnel.Tunnel)
 	}
-	f.per = make([]atomic.Int64, len(ps))
 	for i, p := range ps {
-		onMessage := func(json.RawMessage) { f.per[i].Add(1); f.got.add() }
+		onMessage := func(json.RawMessage) { f.got.add(i) }
 		var l *listener
 		var err error
 		if i == 0 && f.tunnel != nil {
@@ -480,9 +444,9 @@ func (f *sdkppFanout) Close() {
 
 func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	wait := f.got.expect(int64(messages*len(f.ps)), nil)
-	before := make([]int64, len(f.per))
-	for i := range f.per {
-		before[i] = f.per[i].Load()
+	before := make([]int64, len(f.got.per))
+	for i := range f.got.per {
+		before[i] = f.got.per[i].Load()
 	}
 	first := f.sent
 	f.sent += messages
@@ -499,6 +463,10 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1); i <= int64(messages); i = next.Add(1) {
+				if err := f.got.hold(int64(first) + i); err != nil {
+					errs <- errHeld{err}
+					return
+				}
 				if err := send("fanout " + strconv.FormatInt(int64(first)+i, 10)); err != nil {
 					errs <- err
 					return
@@ -509,6 +477,9 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
+		if held := (errHeld{}); errors.As(err, &held) {
+			return 0, f.short(err, before, messages)
+		}
 		return 0, err
 	}
 	if err := wait(); err != nil {
@@ -517,12 +488,17 @@ func (f *sdkppFanout) turn(messages, window int) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
+// errHeld is a sender's error from deliveries.hold: its slowest receiver stopped.
+type errHeld struct{ error }
+
+func (e errHeld) Unwrap() error { return e.error }
+
 // short is the error of a turn whose deliveries fell short (err): it names the members that
 // lack some, with what their clients went through, and the service's gateway counters.
 func (f *sdkppFanout) short(err error, before []int64, messages int) error {
 	ms := make([]memberState, len(f.listeners))
 	for i, l := range f.listeners {
-		m := memberState{index: i, player: f.ps[i].id, got: int(f.per[i].Load() - before[i]), want: messages,
+		m := memberState{index: i, player: f.ps[i].id, got: int(f.got.per[i].Load() - before[i]), want: messages,
 			status: l.gw.Status(), readies: int(l.watch.readies.Load()), drops: int(l.watch.drops.Load()),
 			invalid: int(l.watch.invalid.Load())}
 		if r := l.watch.last.Load(); r != nil {
@@ -625,7 +601,7 @@ type redisFanout struct {
 
 func newRedisFanout(r *redisServer, subscribers, size int) (*redisFanout, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &redisFanout{size: size, got: newDeliveries(), errs: make(chan error, subscribers), cancel: cancel}
+	f := &redisFanout{size: size, got: newDeliveries(subscribers), errs: make(chan error, subscribers), cancel: cancel}
 	for i := 0; i < subscribers; i++ {
 		s, err := dialRedis(r.addr)
 		if err != nil {
@@ -644,7 +620,7 @@ func newRedisFanout(r *redisServer, subscribers, size int) (*redisFanout, error)
 		return nil, err
 	}
 	f.pub = pub
-	for _, s := range f.subs {
+	for i, s := range f.subs {
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -655,7 +631,7 @@ func newRedisFanout(r *redisServer, subscribers, size int) (*redisFanout, error)
 					}
 					return
 				}
-				f.got.add()
+				f.got.add(i)
 			}
 		}()
 	}
@@ -679,6 +655,9 @@ func (f *redisFanout) turn(messages, window int) (time.Duration, error) {
 	start := time.Now()
 	sent, acked := 0, 0
 	for ; sent < window && sent < messages; sent++ {
+		if err := f.got.hold(int64(f.sent + sent + 1)); err != nil {
+			return 0, fmt.Errorf("redis: %w", err)
+		}
 		f.pub.send("PUBLISH", "fanout", payload(sent))
 	}
 	if err := f.pub.flush(); err != nil {
@@ -690,6 +669,9 @@ func (f *redisFanout) turn(messages, window int) (time.Duration, error) {
 		}
 		acked++
 		if sent < messages {
+			if err := f.got.hold(int64(f.sent + sent + 1)); err != nil {
+				return 0, fmt.Errorf("redis: %w", err)
+			}
 			f.pub.send("PUBLISH", "fanout", payload(sent))
 			sent++
 			if err := f.pub.flush(); err != nil {

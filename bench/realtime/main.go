@@ -15,7 +15,9 @@
 //     does when connected: as API requests over its own gateway connection (op 100, core/tunnel),
 //     each with a nonce it enforces, its answer decoded, window of them in flight on the one
 //     connection (which is also the sender's member connection, as a game has one). Anchor: Redis
-//     pub/sub with 100 subscribers and a pipelined publisher. A third side sends the same way a
+//     pub/sub with 100 subscribers and a pipelined publisher. On every side the sender runs at
+//     most Ahead messages ahead of its slowest receiver (progress.go), and a turn whose deliveries
+//     stop fails after Stall with what each member got. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
 //     sessions (the send path of the figures before op 100 took lobby messages). The three take
 //     turns, a fifth of the messages each time, each turn from a collected heap (a runtime.GC()
@@ -72,6 +74,7 @@ func main() {
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
 	flag.StringVar(&storeName, "store", "memory", "the service's store: memory (SQLite in memory), sqlite (SQLite in a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
 	rounds := flag.Int("rounds", 1000, "latency: messages sent one at a time")
+	flag.StringVar(&roundsFile, "rounds-file", "", "(a): write each counted round's latencies into this file, a line a round: its number, then Redis's, the gateway's, HTTP's and the polling loop's in nanoseconds, then the GC cycles this process completed by its end")
 	members := flag.Int("members", 100, "fan-out: lobby members")
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
@@ -155,6 +158,9 @@ func main() {
 		exit = 1
 	}
 }
+
+// roundsFile is where (a) writes each round's latencies (-rounds-file), or "".
+var roundsFile string
 
 // exit is the status main ends with, after its deferred calls have run.
 var exit int
@@ -242,6 +248,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	turns[2], dones[1] = sdkppRound(a, pair, ps[0], nil, to, poll, "http")
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
 	var base, ours, overHTTP, spinning []time.Duration
+	var byRound []byte // -rounds-file
 	loadBefore, gcBefore := loadAverage(), gcCycles()
 	for i := 0; i < rounds+warmup && !fanoutOnly; i++ {
 		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
@@ -252,6 +259,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			if i >= warmup {
 				*out = append(*out, d)
 			}
+		}
+		if i >= warmup && roundsFile != "" {
+			byRound = fmt.Appendf(byRound, "%d %d %d %d %d %d\n", i, base[len(base)-1], ours[len(ours)-1],
+				overHTTP[len(overHTTP)-1], spinning[len(spinning)-1], gcCycles())
+		}
+	}
+	if roundsFile != "" {
+		if err := os.WriteFile(roundsFile, byRound, 0o644); err != nil {
+			return err
 		}
 	}
 	for _, done := range dones {
