@@ -17,6 +17,9 @@ import (
 	"sdkpp/server/store/pgtest"
 )
 
+// TestMain stops the PostgreSQL that pgtest starts for the tests across nodes.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 // A client_credentials token is signed: issuing it writes no row, and it is found by its
 // claims, which carry what the row did, while its authorization stands.
 func TestSignedTokenIssueAndUse(t *testing.T) {

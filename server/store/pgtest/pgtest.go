@@ -37,12 +37,17 @@ var (
 	why     error  // why unavailable
 	dataDir string // the server this package started, "" when none
 	seq     atomic.Int64
+	inMain  bool // Main runs the tests: it will stop a server started for them
 )
 
 // Admin returns the admin URL of the tests' PostgreSQL, starting one on first use; it skips t
-// (fails it under SDKPP_REQUIRE_POSTGRES=1) when there is none.
+// (fails it under SDKPP_REQUIRE_POSTGRES=1) when there is none. It fails t when it would start a
+// server for a test binary whose TestMain is not Main: nothing would stop that server.
 func Admin(t testing.TB) string {
 	t.Helper()
+	if !inMain && os.Getenv(EnvURL) == "" {
+		t.Fatalf("pgtest: the package's TestMain must be pgtest.Main (or call it), which stops the server started for its tests")
+	}
 	once.Do(start)
 	if admin == "" {
 		if os.Getenv(EnvRequire) == "1" {
@@ -56,6 +61,7 @@ func Admin(t testing.TB) string {
 // Main runs a package's tests and then stops the server this package started for them: call it
 // as the package's TestMain.
 func Main(m *testing.M) {
+	inMain = true
 	code := m.Run()
 	Stop()
 	os.Exit(code)
