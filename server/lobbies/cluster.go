@@ -43,13 +43,13 @@ func (c *clusterSend) Key() uint64 { return c.q.lobbyID }
 // messages sent beside it), its publish then under way, or has failed. A stored message reaches
 // the bus: its node publishes it, or, should the node die first, the next holder of its lobby's
 // order lock (or the relay job) does from the outbox.
-func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, func() error, error) {
+func (s *Service) acceptClustered(q *request, req messageRequest) (wire.Encoded, *pending, error) {
 	c := &clusterSend{q: q, req: req, Send: sendtrace.Default.Send()}
 	s.sends.Send(c, s.sendGroups)
 	if c.err != nil {
 		return nil, nil, c.err
 	}
-	return c.enc, committed, nil
+	return c.enc, nil, nil // stored
 }
 
 // sendGroups sends the messages of each lobby in batch together, the lobbies one after the

@@ -329,7 +329,7 @@ func messageObject(m *store.LobbyMessage, author *store.User) wire.LobbyMessage 
 	if author != nil {
 		out.Author = users.Object(author, false)
 	} else {
-		out.Author = wire.User{ID: wire.Snowflake(m.AuthorID), Discriminator: "0"}
+		out.Author = goneAuthor(m.AuthorID)
 	}
 	if m.AdditionalName != "" {
 		name := m.AdditionalName
@@ -337,6 +337,9 @@ func messageObject(m *store.LobbyMessage, author *store.User) wire.LobbyMessage 
 	}
 	return out
 }
+
+// goneAuthor is the author object of a message whose author no longer exists.
+func goneAuthor(id uint64) wire.User { return wire.User{ID: wire.Snowflake(id), Discriminator: "0"} }
 
 // author returns the author of m, nil when the user is gone.
 func author(q *request, st store.Store, m *store.LobbyMessage) (*store.User, error) {
@@ -350,18 +353,18 @@ func author(q *request, st store.Store, m *store.LobbyMessage) (*store.User, err
 // sendMessage serves POST /lobbies/{lobby_id}/messages (rule LOB-2): a member sends a message;
 // LOBBY_MESSAGE_CREATE goes to the application's webhook (rule WH-2) and to the members.
 func (s *Service) sendMessage(q *request) (any, error) {
-	obj, stored, err := s.send(q)
+	obj, wait, err := s.send(q)
 	if err != nil {
 		return nil, err
 	}
-	if err := stored(); err != nil {
+	if err := s.awaitCommit(wait); err != nil {
 		return nil, err
 	}
 	return obj, nil
 }
 
 // send reads and accepts the request's message (acceptMessage).
-func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
+func (s *Service) send(q *request) (wire.Encoded, *pending, error) {
 	req, err := parseMessage(q.readBody())
 	if err != nil {
 		return nil, nil, err
@@ -376,7 +379,8 @@ func (s *Service) send(q *request) (wire.Encoded, func() error, error) {
 // answer waits for its commit and gives the route's status and body. The callers of answer share
 // its body: it must not be modified.
 func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, body []byte) (answer func() (int, []byte)) {
-	g := &gatewaySend{s: s, q: request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}, stored: committed}
+	g := &gatewaySend{s: s, q: request{ctx: ctx, auth: auth, lobbyPath: lobbyID, body: body}}
+	g.q.room = &g.room
 	if len(body) > 0 { // as the gateway's requests through net/http have it
 		g.q.contentType = "application/json"
 	}
@@ -384,21 +388,23 @@ func (s *Service) SendOverGateway(ctx context.Context, auth, lobbyID string, bod
 	return g.answer
 }
 
-// gatewaySend is a message of SendOverGateway: one allocation for its parts.
+// gatewaySend is a message of SendOverGateway: one allocation for its parts, the message
+// accepted included.
 type gatewaySend struct {
-	s      *Service
-	q      request
-	stored func() error // waits for its commit
-	enc    wire.Encoded // the message accepted, kept here rather than in out (an allocation)
-	out    any
-	err    error
+	s    *Service
+	q    request
+	room acceptedMessage // the message, when accepted
+	wait *pending        // the commit its answer waits for (nil: none)
+	enc  wire.Encoded    // the message accepted, kept here rather than in out (an allocation)
+	out  any
+	err  error
 }
 
 func (g *gatewaySend) send(q *request) (any, error) {
 	q.hold = true
-	enc, stored, err := g.s.send(q)
+	enc, wait, err := g.s.send(q)
 	if err == nil {
-		g.enc, g.stored = enc, stored
+		g.enc, g.wait = enc, wait
 	}
 	return nil, err
 }
@@ -406,7 +412,7 @@ func (g *gatewaySend) send(q *request) (any, error) {
 func (g *gatewaySend) answer() (int, []byte) {
 	g.s.DeliverAccepted() // if the gateway has not yet
 	if g.err == nil {
-		g.err = g.stored()
+		g.err = g.s.awaitCommit(g.wait)
 	}
 	if g.enc != nil && g.err == nil {
 		return http.StatusOK, g.enc

@@ -12,6 +12,7 @@ import (
 
 	"sdkpp/server/lobbies/internal/groupcommit"
 	"sdkpp/server/store"
+	"sdkpp/server/users"
 	"sdkpp/server/webhook"
 	"sdkpp/wire"
 )
@@ -41,8 +42,11 @@ type hotLobby struct {
 type hotMember struct {
 	additionalName string
 	author         *store.User // read at the member's first message; nil before
-	gone           bool        // the user no longer exists
-	at             int         // its place in hotLobby.ids
+	// object is the author object of the member's messages (messageObject's), made at its
+	// first message and shared by the next ones: nil before.
+	object *wire.User
+	gone   bool // the user no longer exists
+	at     int  // its place in hotLobby.ids
 }
 
 // maxHotLobbies bounds Service.hot; when it is full it starts again empty.
@@ -120,11 +124,11 @@ func newHotLobby(l store.Lobby, app *store.Application, members []store.LobbyMem
 
 // acceptMessage checks and accepts a member's message in the request's lobby: it gives the
 // message its id, delivers LOBBY_MESSAGE_CREATE to the members, and returns the message's wire
-// form, encoded once for the members, the webhook and the sender's answer, and the function
-// that waits for its commit and returns the commit's result (stored). With a running writer the
-// members get the message before the commit; without one (the service was not started, or is
-// closing) the message is committed first. On a cluster it goes through acceptClustered.
-func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encoded, stored func() error, err error) {
+// form, encoded once for the members, the webhook and the sender's answer, and the pending
+// message whose commit the answer waits for (awaitCommit; nil when it is committed). With a
+// running writer the members get the message before the commit; without one (the service was
+// not started, or is closing) the message is committed first. On a cluster it goes through acceptClustered.
+func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encoded, wait *pending, err error) {
 	if s.Order != nil {
 		return s.acceptClustered(q, req)
 	}
@@ -152,7 +156,7 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 	}
 	if p == nil { // a repeated send: answered once stored, as the first send was
 		s.flush()
-		return enc, committed, nil
+		return enc, nil, nil
 	}
 	if s.writer != nil && s.writer.Enqueue(p) {
 		// Delivered before the commit, which the sender's answer waits for; over a gateway
@@ -164,14 +168,14 @@ func (s *Service) acceptMessage(q *request, req messageRequest) (enc wire.Encode
 			s.deliverHeld()
 			s.deliver(h, enc, q.userID)
 		}
-		return enc, func() error { return s.writer.Await(p) }, nil
+		return enc, p, nil
 	}
 	if err := s.commitNow(s.Store, h, nil, p); err != nil {
 		return nil, nil, err
 	}
 	s.deliverHeld()
 	s.deliver(h, enc, q.userID)
-	return enc, committed, nil
+	return enc, nil, nil
 }
 
 // DeliverAccepted delivers the messages accepted over gateway connections whose delivery was
@@ -247,17 +251,30 @@ func (s *Service) admit(q *request, req messageRequest, h *hotLobby, now time.Ti
 			member.author = u
 		}
 	}
-	m := &store.LobbyMessage{ID: s.IDs.Next(), LobbyID: h.lobby.ID, AppID: h.lobby.AppID, AuthorID: q.userID,
+	a := q.room // the request's room for it, used once (a retry allocates another)
+	if q.room = nil; a == nil {
+		a = new(acceptedMessage)
+	}
+	a.msg = store.LobbyMessage{ID: s.IDs.Next(), LobbyID: h.lobby.ID, AppID: h.lobby.AppID, AuthorID: q.userID,
 		Content: req.content, Metadata: orNil(req.meta.v), Flags: int(req.flags.v),
 		AdditionalName: member.additionalName, CreatedAt: now}
+	m := &a.msg
 	if req.enforceNonce {
 		m.Nonce = req.nonce
 	}
-	obj := messageObject(m, member.author)
+	if member.object == nil {
+		o := goneAuthor(q.userID)
+		if member.author != nil {
+			o = users.Object(member.author, false)
+		}
+		member.object = &o
+	}
+	obj := messageObject(m, nil)
+	obj.Author = *member.object
 	b := obj.AppendJSON(make([]byte, 0, 640+len(m.Content))) // one allocation for most messages
 	enc := b[:len(b):len(b)]                                 // shared by its readers: an append copies
 	touch(&h.lobby, now)
-	p, err := s.pendingOf(m, h, enc, now)
+	p, err := s.pendingOf(&a.pending, m, h, enc, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -276,20 +293,35 @@ func (s *Service) readEpoch(ctx context.Context) (uint64, error) { return s.Epoc
 // pending is an accepted message waiting for its commit (package groupcommit).
 type pending = groupcommit.Pending
 
-// committed is the stored of a message that is already stored.
-func committed() error { return nil }
+// awaitCommit waits for the commit of p, a message that acceptMessage accepted, and returns its
+// result; nil p is a message already stored.
+func (s *Service) awaitCommit(p *pending) error {
+	if p == nil {
+		return nil
+	}
+	return s.writer.Await(p)
+}
 
-// pendingOf is the accepted message m, as the writer commits it: with the application's webhook
-// row. The message is its lobby's latest activity; its commit does not write the lobby.
-func (s *Service) pendingOf(m *store.LobbyMessage, h *hotLobby, obj wire.Encoded, now time.Time) (*pending, error) {
+// acceptedMessage is a message admit accepts and its pending, in one allocation.
+type acceptedMessage struct {
+	msg     store.LobbyMessage
+	pending pending
+}
+
+// pendingOf is the accepted message m, as the writer commits it, made in p: with the
+// application's webhook row. The message is its lobby's latest activity; its commit does not
+// write the lobby.
+func (s *Service) pendingOf(p *pending, m *store.LobbyMessage, h *hotLobby, obj wire.Encoded, now time.Time) (*pending, error) {
+	*p = pending{Msg: m}
 	if h.app.WebhookURL == "" { // no row, and no allocation for obj as Delivery's any
-		return &pending{Msg: m}, nil
+		return p, nil
 	}
 	hook, err := webhook.Delivery(s.IDs, now, h.app, wire.EventLobbyMessageCreate, obj)
 	if err != nil {
 		return nil, err
 	}
-	return &pending{Msg: m, Hook: hook}, nil
+	p.Hook = hook
+	return p, nil
 }
 
 // commitNow commits messages of h's lobby without the writer, on st (s.Store, or on a cluster

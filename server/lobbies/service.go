@@ -208,6 +208,9 @@ type request struct {
 	bot           bool
 	lobbyID       uint64
 	hold          bool // a message's delivery may wait for DeliverAccepted (SendOverGateway)
+	// room, when set, is where admit makes the message it accepts (SendOverGateway's, allocated
+	// with it); admit uses it once.
+	room *acceptedMessage
 }
 
 // handler serves a request: it returns the JSON answer (200), or nil for 204, or an error.
@@ -240,13 +243,16 @@ func (s *Service) serveRequest(q *request, by who, h handler) (any, error) {
 		}
 		q.appID, q.bot = app.ID, true
 	} else {
-		ctx := q.ctx
-		if by == bySender {
-			ctx = store.MayBeBehind(ctx)
-		}
-		t, err := auth.BearerOf(ctx, q.auth)
-		if err != nil {
-			return nil, err
+		t, ok := auth.SessionBearer(q.ctx, q.auth) // a gateway session's, read once for it
+		if !ok {
+			ctx := q.ctx
+			if by == bySender {
+				ctx = store.MayBeBehind(ctx)
+			}
+			var err error
+			if t, err = auth.BearerOf(ctx, q.auth); err != nil {
+				return nil, err
+			}
 		}
 		if !scopes.Has(t.Scopes, scopes.LobbiesWrite) {
 			return nil, wire.MissingAccess()

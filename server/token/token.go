@@ -270,23 +270,45 @@ func (a Auth) Bearer(r *http.Request) (*store.Token, error) {
 // BearerOf is Bearer of a request that another carrier than net/http brought (a gateway
 // session's), with its context and its Authorization header's value.
 func (a Auth) BearerOf(ctx context.Context, authorization string) (*store.Token, error) {
-	cred, now := httpx.CredentialOf(authorization, "Bearer"), a.Clock.Now()
-	memo := httpx.SessionMemoOf(ctx)
-	if memo != nil && cred != "" {
-		if v, ok := memo.Get(cred); ok {
-			if t := v.(store.Token); now.Before(t.ExpiresAt) {
-				return &t, nil
-			}
-		}
+	if t, ok := a.SessionBearer(ctx, authorization); ok {
+		c := *t // the caller's own
+		return &c, nil
 	}
+	cred, now := httpx.CredentialOf(authorization, "Bearer"), a.Clock.Now()
 	t, err := Lookup(ctx, a.Store, now, cred, store.AccessToken)
 	if errors.Is(err, ErrInvalid) {
 		return nil, wire.Unauthorized()
 	}
-	if err == nil && memo != nil {
-		memo.Keep(cred, *t)
+	if memo := httpx.SessionMemoOf(ctx); err == nil && memo != nil && cred != "" {
+		c := *t // the memo's, which the caller may not modify
+		memo.Keep(cred, &c)
 	}
 	return t, err
+}
+
+// SessionBearer returns the access token of authorization that the gateway session's memo in ctx
+// (httpx.SessionMemo) holds, when it has not expired; false when there is no memo, it holds
+// another credential or the token has expired (BearerOf then reads the store). The token is the
+// memo's, shared by the session's requests, and must not be modified: it spares a request on an
+// identified session a copy of it, and the context a read of the store would need.
+func (a Auth) SessionBearer(ctx context.Context, authorization string) (*store.Token, bool) {
+	memo := httpx.SessionMemoOf(ctx)
+	if memo == nil {
+		return nil, false
+	}
+	cred := httpx.CredentialOf(authorization, "Bearer")
+	if cred == "" {
+		return nil, false
+	}
+	v, ok := memo.Get(cred)
+	if !ok {
+		return nil, false
+	}
+	t, ok := v.(*store.Token)
+	if !ok || !a.Clock.Now().Before(t.ExpiresAt) {
+		return nil, false
+	}
+	return t, true
 }
 
 // Bot returns the application of "Authorization: Bot <bot token>" (rule AU-8), or a 401

@@ -183,6 +183,45 @@ func TestBearerSessionMemo(t *testing.T) {
 	require.Error(t, err, "an expired token is refused, memo or not")
 }
 
+// SessionBearer gives the token a session's memo holds, the same for each of the session's
+// requests and without a read of the store; BearerOf gives a copy of it, which its caller may
+// modify without changing what the session's next requests get.
+func TestSessionBearerShared(t *testing.T) {
+	ctx, db, now, a, ids := setup(t)
+	issued, err := Issue(ctx, db, ids, now, a, Options{ExpiresAt: now.Add(time.Hour)})
+	require.NoError(t, err)
+	st := &countingStore{Store: db}
+	clk := clock.NewFake(now)
+	auth := Auth{Store: st, Clock: clk}
+	bearer := "Bearer " + issued.Access
+	var memo httpx.SessionMemo
+	mctx := httpx.WithSessionMemo(ctx, &memo)
+
+	_, ok := auth.SessionBearer(mctx, bearer)
+	require.False(t, ok, "an empty memo")
+	first, err := auth.BearerOf(mctx, bearer)
+	require.NoError(t, err)
+	first.UserID = 99 // the caller's own copy
+	shared, ok := auth.SessionBearer(mctx, bearer)
+	require.True(t, ok)
+	assert.Equal(t, uint64(20), shared.UserID, "the memo's token is not the one BearerOf gave")
+	again, ok := auth.SessionBearer(mctx, bearer)
+	require.True(t, ok)
+	assert.Same(t, shared, again, "the session's requests share the memo's token")
+	copied, err := auth.BearerOf(mctx, bearer)
+	require.NoError(t, err)
+	assert.NotSame(t, shared, copied, "BearerOf copies it")
+	assert.Equal(t, 1, st.reads, "one read of the store for the session")
+
+	_, ok = auth.SessionBearer(mctx, "Bearer another")
+	assert.False(t, ok, "another credential")
+	_, ok = auth.SessionBearer(ctx, bearer)
+	assert.False(t, ok, "no memo")
+	clk.Advance(time.Hour)
+	_, ok = auth.SessionBearer(mctx, bearer)
+	assert.False(t, ok, "an expired token")
+}
+
 type countIDs struct{ n uint64 }
 
 func (c *countIDs) Next() uint64 { c.n++; return c.n }
