@@ -144,15 +144,21 @@ func (s *countingStore) GetLegacyToken(ctx context.Context, hash []byte) (*store
 	return s.Store.GetLegacyToken(ctx, hash)
 }
 
-// A request carrying a gateway session's memo reads the session's token once; the memo is
-// checked again for expiry, and a request without one reads the store every time.
-func TestBearerSessionMemo(t *testing.T) {
+// countedAuth issues an access token valid for an hour and returns it with an Auth whose store
+// counts its token reads, and whose fake clock starts at the token's issue.
+func countedAuth(t *testing.T) (context.Context, Issued, *countingStore, *clock.Fake, Auth) {
 	ctx, db, now, a, ids := setup(t)
 	issued, err := Issue(ctx, db, ids, now, a, Options{ExpiresAt: now.Add(time.Hour)})
 	require.NoError(t, err)
 	st := &countingStore{Store: db}
 	clk := clock.NewFake(now)
-	auth := Auth{Store: st, Clock: clk}
+	return ctx, issued, st, clk, Auth{Store: st, Clock: clk}
+}
+
+// A request carrying a gateway session's memo reads the session's token once; the memo is
+// checked again for expiry, and a request without one reads the store every time.
+func TestBearerSessionMemo(t *testing.T) {
+	_, issued, st, clk, auth := countedAuth(t)
 	request := func(memo *httpx.SessionMemo, tok string) *http.Request {
 		r := httptest.NewRequest(http.MethodGet, "/users/@me", nil)
 		if memo != nil {
@@ -169,7 +175,7 @@ func TestBearerSessionMemo(t *testing.T) {
 		assert.Equal(t, uint64(20), got.UserID)
 	}
 	assert.Equal(t, 1, st.reads, "store reads with a session memo")
-	_, err = auth.Bearer(request(&memo, "another"))
+	_, err := auth.Bearer(request(&memo, "another"))
 	require.Error(t, err, "a credential the memo does not hold is read and refused")
 	assert.Equal(t, 2, st.reads)
 	for range 2 {
@@ -187,12 +193,7 @@ func TestBearerSessionMemo(t *testing.T) {
 // requests and without a read of the store; BearerOf gives a copy of it, which its caller may
 // modify without changing what the session's next requests get.
 func TestSessionBearerShared(t *testing.T) {
-	ctx, db, now, a, ids := setup(t)
-	issued, err := Issue(ctx, db, ids, now, a, Options{ExpiresAt: now.Add(time.Hour)})
-	require.NoError(t, err)
-	st := &countingStore{Store: db}
-	clk := clock.NewFake(now)
-	auth := Auth{Store: st, Clock: clk}
+	ctx, issued, st, clk, auth := countedAuth(t)
 	bearer := "Bearer " + issued.Access
 	var memo httpx.SessionMemo
 	mctx := httpx.WithSessionMemo(ctx, &memo)
