@@ -38,21 +38,24 @@ func BenchmarkAcceptOverGateway(b *testing.B) {
 		if len(answers) == group {
 			b.StopTimer()
 			finish()
-			for j := range bodies { // the reader's buffer: the bytes are the request's
-				bodies[j] = strconv.AppendInt(append(bodies[j][:0], `{"content":"hello","enforce_nonce":true,"nonce":"`...), int64(i+j), 10)
-				bodies[j] = append(bodies[j], `"}`...)
-			}
+			nonceBodies(bodies, int64(i)) // the reader's buffer: the bytes are the request's
 			b.StartTimer()
 		}
 		if i == 0 {
-			for j := range bodies {
-				bodies[j] = strconv.AppendInt(append(make([]byte, 0, 64), `{"content":"hello","enforce_nonce":true,"nonce":"`...), int64(-1-j), 10)
-				bodies[j] = append(bodies[j], `"}`...)
-			}
+			nonceBodies(bodies, -group)
 		}
 		answers = append(answers, svc.SendOverGateway(ctx, auth, lobbyID, bodies[len(answers)]))
 	}
 	finish()
+}
+
+// nonceBodies fills bodies with messages' request bodies, their enforced nonces first, first+1
+// and so on, reusing the bodies' arrays.
+func nonceBodies(bodies [][]byte, first int64) {
+	for j := range bodies {
+		b := strconv.AppendInt(append(bodies[j][:0], `{"content":"hello","enforce_nonce":true,"nonce":"`...), first+int64(j), 10)
+		bodies[j] = append(b, `"}`...)
+	}
 }
 
 // gatewaySession is a started lobby service on an in-memory store, and what a gateway session of

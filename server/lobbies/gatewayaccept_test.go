@@ -4,7 +4,6 @@ package lobbies_test
 
 import (
 	"net/http"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,12 +19,7 @@ func TestAcceptOverGatewayAllocs(t *testing.T) {
 	svc, ctx, auth, lobbyID := gatewaySession(t)
 	bodies := make([][]byte, group)
 	answers := make([]func() (int, []byte), 0, 2*group)
-	send := func(n int) {
-		for j := range bodies {
-			bodies[j] = strconv.AppendInt(append(bodies[j][:0], `{"content":"hello","enforce_nonce":true,"nonce":"`...), int64(n*group+j), 10)
-			bodies[j] = append(bodies[j], `"}`...)
-		}
-	}
+	send := func(n int) { nonceBodies(bodies, int64(n*group)) }
 	n := 0
 	send(n) // the first message reads the lobby, its member and the author
 	for _, b := range bodies {
