@@ -90,7 +90,7 @@ func (s *Server) newHub() *gateway.Hub {
 		Requests:          s.gatewayRequests(),
 		Accept:            s.gatewayAccept(),
 		Accepted:          s.lobbies.DeliverAccepted,
-		AnswerInline:      s.storeKind == "sqlite", // a commit is the waiter's work, not a round trip
+		AnswerInline:      true, // on PostgreSQL too: the group's statement leaves in DeliverAccepted
 		Voice:             voiceRouter{calls: s.voiceCalls, guilds: s.guildVoice},
 		Guilds:            s.guilds.guilds.BotGuilds,
 		Members:           s.guilds.guilds.RequestMembers,

@@ -126,8 +126,11 @@ type Config struct {
 	// Accepted, when set, runs before the answers of requests accepted together are taken.
 	Accepted func()
 	// AnswerInline has a connection take the answers of two or more requests it read together
-	// itself when none are in flight (oprequest.Queue.Run), instead of reading on meanwhile: for
-	// answers that wait for work done on the waiter's goroutine (a SQLite commit), not for I/O.
+	// itself when none are in flight (oprequest.Queue.Run), instead of handing them to the
+	// queue's goroutine and reading on meanwhile: for answers that wait for work done on the
+	// waiter's goroutine (a SQLite commit), or for a round trip that the requests' acceptance
+	// started (a PostgreSQL group commit sent before their delivery), where the hand-off only
+	// woke another thread.
 	AnswerInline bool
 	// MaxRequestBytes is the largest gwire.OpRequest payload. Default gwire.MaxRequestBytes.
 	MaxRequestBytes int

@@ -187,6 +187,11 @@ func (s *Service) DeliverAccepted() {
 	if s.heldN.Load() == 0 {
 		return
 	}
+	if s.writer != nil {
+		// Their commit's statement leaves first when they are a group: the database executes
+		// it while they are delivered (groupcommit.Writer.StartGroup).
+		s.writer.StartGroup()
+	}
 	s.order.Lock()
 	defer s.order.Unlock()
 	s.deliverHeld()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"sdkpp/server/lobbies"
+	"sdkpp/server/store"
 	"sdkpp/wire"
 )
 
@@ -332,4 +334,91 @@ func TestGatewaySendsDeliveredTogether(t *testing.T) {
 	fifth := send("5")
 	answered(fifth)
 	delivered("5")
+}
+
+// startingStore is the env's store with the Starter of a PostgreSQL store (groupcommit): it
+// notes "start" and the group's size in log when a group's statement is sent, and stores the
+// group then, its result read later.
+type startingStore struct {
+	store.Store
+	log *[]string
+	mu  *sync.Mutex
+}
+
+func (s startingStore) StartsLobbyMessages() bool { return true }
+
+func (s startingStore) StartLobbyMessages(ctx context.Context, id uint64, ms []*store.LobbyMessage) (func() error, bool) {
+	s.mu.Lock()
+	*s.log = append(*s.log, "start "+strconv.Itoa(len(ms)))
+	s.mu.Unlock()
+	err := s.StoreLobbyMessages(ctx, id, ms, nil, nil)
+	return func() error { return err }, true
+}
+
+// loggingNotifier notes "deliver" and the messages' contents in log for each delivery.
+type loggingNotifier struct {
+	log *[]string
+	mu  *sync.Mutex
+}
+
+func (n loggingNotifier) LobbyEvent(_ uint64, _ []uint64, event string, data any) {
+	if event != wire.EventLobbyMessageCreate {
+		return
+	}
+	m, _ := data.(wire.Encoded)
+	var msg wire.LobbyMessage
+	_ = json.Unmarshal(m, &msg)
+	n.mu.Lock()
+	*n.log = append(*n.log, "deliver "+msg.Content)
+	n.mu.Unlock()
+}
+
+// On a store that sends a group's statement and reads its result later (PostgreSQL), messages
+// accepted together over a gateway connection have their statement sent before they are
+// delivered (DeliverAccepted), so that the database stores them while the members get them; a
+// lone message is delivered first, and sent when its answer waits for it (the latency case).
+func TestGatewayGroupSentBeforeDelivery(t *testing.T) {
+	e := newEnv(t)
+	var log []string
+	var mu sync.Mutex
+	e.svc.Store = startingStore{Store: e.st, log: &log, mu: &mu}
+	e.svc.Notifier = loggingNotifier{log: &log, mu: &mu}
+	e.svc.Start()
+	t.Cleanup(e.svc.Close)
+	alice, bob := e.user("alice", e.other), e.user("bob", e.other) // no webhook: one statement alone
+	l := e.join(alice, "s", nil)
+	e.join(bob, "s", nil)
+	send := func(content string) func() (int, []byte) {
+		return e.svc.SendOverGateway(context.Background(), alice.auth, l.ID, []byte(`{"content":"`+content+`"}`))
+	}
+	taken := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		got := log
+		log = nil
+		return got
+	}
+	answered := func(answers ...func() (int, []byte)) {
+		t.Helper()
+		for _, a := range answers {
+			status, body := a()
+			require.Equal(t, http.StatusOK, status, "%s", body)
+		}
+	}
+	taken()
+
+	first, second := send("1"), send("2")
+	e.svc.DeliverAccepted()
+	require.Equal(t, []string{"start 2", "deliver 1", "deliver 2"}, taken(), "the group's statement leaves first")
+	answered(first, second)
+	require.Empty(t, taken(), "sent once")
+
+	lone := send("3")
+	e.svc.DeliverAccepted()
+	require.Equal(t, []string{"deliver 3"}, taken(), "a lone message is delivered before its commit")
+	answered(lone)
+	require.Equal(t, []string{"start 1"}, taken())
+	var history []wire.LobbyMessage
+	e.do("GET", "/lobbies/"+l.ID+"/messages", alice.auth, nil).OK(t, http.StatusOK, &history)
+	require.Len(t, history, 3, "all stored")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
@@ -228,4 +229,78 @@ func TestWriterStartedGroupsInQueueOrder(t *testing.T) {
 	for i, id := range ids {
 		require.Equal(t, uint64(i), id, "message %d of the groups", i)
 	}
+}
+
+// StartGroup sends a queued group of two or more at once, before anyone waits for it, and its
+// waiters read its result without sending it again; a lone message, a store without a Starter, a
+// commit running or a group in flight leave the send to Await.
+func TestWriterStartGroup(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		queued, after int      // messages queued before StartGroup, and then before another
+		started, done []string // st's events after the StartGroups, and after every Await
+	}{
+		{"a group", 2, 0, []string{"start 1 2"}, []string{"start 1 2", "yield", "wait 1 2"}},
+		{"a lone message", 1, 0, nil, []string{"yield", "start 1", "wait 1"}},
+		{"a group in flight", 2, 1, []string{"start 1 2"},
+			[]string{"start 1 2", "yield", "wait 1 2", "start 3", "yield", "wait 3"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := &startStore{}
+			w := New(st, quietLog(), nil, nil)
+			defer w.Close()
+			recordYields(t, st, nil)
+			var ps []*Pending
+			enqueue := func(n int) {
+				for range n {
+					ps = append(ps, msg(uint64(len(ps)+1)))
+					require.True(t, w.Enqueue(ps[len(ps)-1]))
+				}
+			}
+			enqueue(c.queued)
+			w.StartGroup()
+			enqueue(c.after)
+			w.StartGroup()
+			require.Equal(t, c.started, st.events)
+			for _, p := range ps {
+				require.NoError(t, w.Await(p))
+			}
+			require.Equal(t, c.done, st.events)
+		})
+	}
+	t.Run("no Starter", func(t *testing.T) {
+		st := &txStore{}
+		w := New(st, quietLog(), nil, nil)
+		defer w.Close()
+		first, second := msg(1), msg(2)
+		require.True(t, w.Enqueue(first))
+		require.True(t, w.Enqueue(second))
+		w.StartGroup()
+		require.Zero(t, st.txs, "committed by a waiter, not by StartGroup")
+		require.NoError(t, w.Await(first))
+		require.Equal(t, [][]uint64{{1, 2}}, st.groups)
+	})
+}
+
+// A waiter that waits while StartGroup sends its group is woken once the group is in flight, and
+// reads its result: nothing waits for a send that has ended.
+func TestWriterStartGroupWakesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &startStore{}
+		w := New(st, quietLog(), nil, nil)
+		defer w.Close()
+		recordYields(t, st, nil)
+		first, second := msg(1), msg(2)
+		require.True(t, w.Enqueue(first))
+		require.True(t, w.Enqueue(second))
+		waited := make(chan error)
+		st.onStart = func([]*store.LobbyMessage) {
+			go func() { waited <- w.Await(first) }()
+			synctest.Wait() // the waiter finds the send in progress and waits on the writer
+		}
+		w.StartGroup()
+		require.NoError(t, <-waited)
+		require.NoError(t, w.Await(second))
+		require.Equal(t, []string{"start 1 2", "yield", "wait 1 2"}, st.events)
+	})
 }
