@@ -139,8 +139,8 @@ func (w *Writer) Await(p *Pending) error {
 // delivery, which then runs while the database executes the statement, where it ran before the
 // send and lengthened the group's chain by the deliveries' time. A lone message is left to
 // Await, which yields to its recipients first (a message sent alone is the latency case). A
-// group it sent is read by its waiters, as one Await sent. It never blocks on the database: the
-// send is a write, and the result is read later.
+// group it sent is read by its waiters, as one Await sent. It does not wait for the statement's
+// result; its send takes a connection of the store's pool, as Await's does.
 func (w *Writer) StartGroup() {
 	if w.starter == nil {
 		return
