@@ -233,20 +233,23 @@ func TestWriterStartedGroupsInQueueOrder(t *testing.T) {
 
 // StartGroup sends a queued group of two or more at once, before anyone waits for it, and its
 // waiters read its result without sending it again; a lone message, a store without a Starter, a
-// commit running or a group in flight leave the send to Await.
+// commit running or a group in flight leave the send to Await, and a group the store does not
+// send stays queued, for its waiters to commit.
 func TestWriterStartGroup(t *testing.T) {
 	for _, c := range []struct {
 		name          string
 		queued, after int      // messages queued before StartGroup, and then before another
+		refuse        bool     // the store sends nothing (startStore.refuse)
 		started, done []string // st's events after the StartGroups, and after every Await
 	}{
-		{"a group", 2, 0, []string{"start 1 2"}, []string{"start 1 2", "yield", "wait 1 2"}},
-		{"a lone message", 1, 0, nil, []string{"yield", "start 1", "wait 1"}},
-		{"a group in flight", 2, 1, []string{"start 1 2"},
+		{"a group", 2, 0, false, []string{"start 1 2"}, []string{"start 1 2", "yield", "wait 1 2"}},
+		{"a lone message", 1, 0, false, nil, []string{"yield", "start 1", "wait 1"}},
+		{"a group in flight", 2, 1, false, []string{"start 1 2"},
 			[]string{"start 1 2", "yield", "wait 1 2", "start 3", "yield", "wait 3"}},
+		{"a group the store does not send", 2, 0, true, nil, []string{"yield", "commit 1 2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			st := &startStore{}
+			st := &startStore{refuse: c.refuse}
 			w := New(st, quietLog(), nil, nil)
 			defer w.Close()
 			recordYields(t, st, nil)
