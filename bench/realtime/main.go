@@ -14,8 +14,11 @@
 //     with the same number of sends in flight. The sender sends as the SDK's SendLobbyMessage
 //     does when connected: as API requests over its own gateway connection (op 100, core/tunnel),
 //     each with a nonce it enforces, its answer decoded, window of them in flight on the one
-//     connection (which is also the sender's member connection, as a game has one). Anchor: Redis
-//     pub/sub with 100 subscribers and a pipelined publisher. On every side the sender runs at
+//     connection (which is also the sender's member connection, as a game has one); each answer's
+//     callback sends the next message (tunnel.SendThen, as core sends and takes the outcome by
+//     callback), on the goroutine that read the answer, as the anchor's publisher sends its next
+//     PUBLISH from its loop that reads the replies. Anchor: Redis pub/sub with 100 subscribers
+//     and a pipelined publisher. On every side the sender runs at
 //     most Ahead messages ahead of its slowest receiver (progress.go), and a turn whose deliveries
 //     stop fails after Stall with what each member got. A third side sends the same way a
 //     game's backend does, with HTTP POST on one connection per send in flight, to the same
