@@ -45,7 +45,7 @@ func clusterMessaging(rd *redisServer, rounds, members, messages, window int) er
 		return err
 	}
 	defer pg.stop()
-	rounds = max(rounds/2, 1)
+	rounds = max(rounds/6, 1) // 500 by default: each of them crosses nodes over HTTP, in several sides
 	fmt.Printf("(d) Beyond one machine: (a) over HTTP, %d messages one at a time, the cases' rounds in turns, and (b), %d-member lobby, %d messages, %d in flight\n",
 		rounds, members, messages, window)
 	var trace string
