@@ -62,8 +62,9 @@ go build -o "$out/realtime" ./bench/realtime
 echo "-- a 10-member lobby (the size of most game lobbies), SQLite, with the floor (what the required parts alone cost):"
 "$out/realtime" -store sqlite -members 10 -idle 0 -floor
 echo "-- PostgreSQL (the idle connections do not depend on the store); its 10-member lobby with the floor on"
-echo "   the same server (one commit per batch in flight, in a database of its own):"
-build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES" -idle 0 && "$0" -store "$SDKPP_TEST_POSTGRES" -members 10 -idle 0 -floor' "$out/realtime"
+echo "   the same server (one commit per batch in flight, in a database of its own). The service and the"
+echo "   floor reach the server, on the same machine, over its Unix socket, as a local server is reached:"
+build/scripts/pg.sh run "$out/pg" bash -c '"$0" -store "$SDKPP_TEST_POSTGRES_SOCKET" -idle 0 && "$0" -store "$SDKPP_TEST_POSTGRES_SOCKET" -members 10 -idle 0 -floor' "$out/realtime"
 echo "-- idle gateway connections across three nodes on PostgreSQL + NATS, 15,000 identified sessions each"
 echo "   (a process may hold only so many files: the limit is raised to its hard limit, and three"
 echo "   client processes hold the connections, one per node):"

@@ -141,7 +141,8 @@ func main() {
 		return
 	}
 	fmt.Printf("The service's store: %s\n", map[string]string{"memory": "SQLite in memory", "sqlite": "SQLite in a data directory"}[storeName]+
-		map[bool]string{true: "PostgreSQL"}[storeName != "memory" && storeName != "sqlite"])
+		map[bool]string{true: "PostgreSQL"}[storeName != "memory" && storeName != "sqlite"]+
+		map[bool]string{true: ", over its Unix socket"}[strings.Contains(storeName, "host=/")])
 	// (d) starts its own PostgreSQL and NATS whatever the store: it runs with the SQLite and
 	// in-memory stores (or alone, -cluster-only), not again beside a PostgreSQL of the caller's.
 	onPostgres := storeName != "memory" && storeName != "sqlite"

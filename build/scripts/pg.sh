@@ -8,7 +8,9 @@
 #        build/scripts/pg.sh stop DIR
 #        build/scripts/pg.sh bindir             (prints where Debian's server binaries are)
 #        build/scripts/pg.sh run DIR CMD...     (starts one on a free port, runs CMD with
-#                                                SDKPP_TEST_POSTGRES set to its admin URL, stops it)
+#                                                SDKPP_TEST_POSTGRES set to its admin URL over TCP and
+#                                                SDKPP_TEST_POSTGRES_SOCKET to the same over its Unix
+#                                                socket, stops it)
 set -euo pipefail
 
 bindir() {
@@ -83,7 +85,10 @@ case "$cmd" in
     done
     [ -n "$port" ] || { cat "$dir/start.err" >&2; echo "pg.sh: no free port" >&2; exit 1; }
     trap '"$0" stop "$dir"' EXIT
-    SDKPP_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable" "$@"
+    sock=$(cd "$dir" && pwd)
+    [ -f "$sock/location" ] && sock=$(cat "$sock/location")
+    SDKPP_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable" \
+      SDKPP_TEST_POSTGRES_SOCKET="postgres://postgres@/postgres?host=$sock&port=$port&sslmode=disable" "$@"
     ;;
   *) echo "usage: $0 start DIR PORT | stop DIR | run DIR CMD... | bindir" >&2; exit 2 ;;
 esac
