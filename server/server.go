@@ -664,7 +664,7 @@ func apiRoute(pattern string) string {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.store.MaxID(r.Context()); err != nil {
+	if err := s.store.Ping(r.Context()); err != nil {
 		httpx.JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "store unavailable"})
 		return
 	}
@@ -733,7 +733,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	out := Readiness{Status: "ready", Store: "ok", Bus: "none"}
-	if _, err := s.store.MaxID(ctx); err != nil {
+	if err := s.store.Ping(ctx); err != nil {
 		s.log.Warn("readyz: store unavailable", "err", err)
 		out.Store = "unavailable"
 	}

@@ -432,6 +432,15 @@ func (s *DB) WithTx(ctx context.Context, fn func(Store) error) error {
 	return nil
 }
 
+// Ping runs SELECT 1 on a connection of the pool (or in the transaction).
+func (s *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := s.q.QueryRowContext(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
 // MaxID returns the largest id in the id-keyed tables.
 func (s *DB) MaxID(ctx context.Context) (uint64, error) {
 	var max int64

@@ -227,6 +227,9 @@ type Store interface {
 	WithTx(ctx context.Context, fn func(Store) error) error
 	// MaxID returns the largest id stored in any table, so that new ids stay above it.
 	MaxID(ctx context.Context) (uint64, error)
+	// Ping reports whether the database answers a query: the health and readiness probes'
+	// check, which reads no table.
+	Ping(ctx context.Context) error
 	// CacheEpoch changes whenever a user, an application or a token's validity changes: a
 	// service may keep such rows in memory while the epoch it read them at is current.
 	CacheEpoch() uint64
