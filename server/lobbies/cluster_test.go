@@ -91,6 +91,7 @@ func (b *batchRecorder) LobbyEvents(appID uint64, events []lobbies.Event) {
 // message once, in id order, and the history holds them all. A member's messages keep their
 // order.
 func TestClusterSendsMessagesInGroups(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		gate := make(chan struct{})
@@ -247,6 +248,7 @@ func (s *stager) PublishStaged(ids []uint64, data [][]byte) bool {
 // lock's hold, so that the messages queued behind it go under a new hold (whose holder publishes
 // what was left first), and its senders are answered: their messages are stored.
 func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		order := &fakeOrder{last: map[string]uint64{}}
@@ -301,6 +303,7 @@ func TestClusterStagesGroupsInTheOutbox(t *testing.T) {
 // still being published, the one whose request started the hold's send too; a message sent
 // meanwhile to the kept lobby joins the next group under the same hold, published after it.
 func TestClusterAnswersOnceCommitted(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		order := &fakeOrder{last: map[string]uint64{}}
@@ -472,6 +475,7 @@ func TestClusterGroupStoredWhenTheEpochKeepsMoving(t *testing.T) {
 // group took, at most) for as many messages: the senders were just answered and send again, and
 // their messages go as one group under the same hold rather than as a group of what came first.
 func TestClusterGathersTheNextGroup(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		order := &fakeOrder{last: map[string]uint64{}}

@@ -65,6 +65,7 @@ func gatewaySession(tb testing.TB) (svc *lobbies.Service, ctx context.Context, a
 	w := world.New(tb)
 	app := w.App(devseed.AppSpec{Name: "Game"})
 	svc = &lobbies.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Notifier: &recorder{}}
+	onPostgres(svc)
 	svc.Start()
 	tb.Cleanup(svc.Close)
 	mux := http.NewServeMux()

@@ -15,6 +15,9 @@ import (
 // memo's, not a copy, and needs no context of its own; the author's object is its member's, made
 // at its first message; the answer waits for the pending commit itself, not for a function of it.
 func TestAcceptOverGatewayAllocs(t *testing.T) {
+	// On PostgreSQL a message also reads the database's shared epoch (a context for it, and a
+	// query when its memo is stale): about 4 allocations more a message, not counted here.
+	sqliteOnly(t, "counts SQLite's accept; PostgreSQL's adds the shared epoch's read")
 	const group = 8
 	svc, ctx, auth, lobbyID := gatewaySession(t)
 	bodies := make([][]byte, group)

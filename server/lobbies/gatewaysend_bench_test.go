@@ -21,6 +21,7 @@ func BenchmarkSendOverGateway(b *testing.B) {
 	w := world.New(b)
 	app := w.App(devseed.AppSpec{Name: "Game"})
 	svc := &lobbies.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Notifier: &recorder{}}
+	onPostgres(svc)
 	svc.Start()
 	b.Cleanup(svc.Close)
 	mux := http.NewServeMux()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/devseed"
 	"sdkpp/server/lobbies"
+	"sdkpp/server/servertest"
 	"sdkpp/server/servertest/apicheck"
 	"sdkpp/server/servertest/world"
 	"sdkpp/server/snowflake"
@@ -24,7 +26,7 @@ import (
 	"sdkpp/wire"
 )
 
-// env is a lobby service on an in-memory store with a frozen clock, two applications and a
+// env is a lobby service on the world's store (world.New) with a frozen clock, two applications and a
 // recording Notifier.
 type env struct {
 	t      *testing.T
@@ -51,10 +53,32 @@ func newEnv(t *testing.T) *env {
 	e.other = w.App(devseed.AppSpec{Name: "Other Game"})
 	e.appBot = "Bot " + e.app.BotToken
 	e.svc = &lobbies.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
+	onPostgres(e.svc)
 	e.mux = http.NewServeMux()
 	e.svc.Register(e.mux)
 	return e
 }
+
+// onPostgres gives svc the database's epoch when its store is PostgreSQL, as the server does:
+// that store's CacheEpoch keeps nothing (other processes write the database).
+func onPostgres(svc *lobbies.Service) {
+	if st, ok := svc.Store.(*store.DB); ok && st.Dialect() == "postgres" {
+		svc.Epoch, svc.EpochChecked = st.SharedEpoch, true
+	}
+}
+
+// sqliteOnly skips a test on PostgreSQL (SDKPP_TEST_STORE=postgres), saying why: a test that
+// runs its service in a synctest bubble (inBubble), whose goroutines wait for nothing outside
+// it while a PostgreSQL store's connections are, or one whose figure is SQLite's.
+func sqliteOnly(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv(servertest.EnvStore) == "postgres" {
+		t.Skip(why)
+	}
+}
+
+// inBubble is sqliteOnly's reason for a test in a synctest bubble.
+const inBubble = "runs in a synctest bubble, which a PostgreSQL store's connections are outside of"
 
 // player is a user with a Bearer token of one application.
 type player struct {
@@ -230,15 +254,11 @@ func (e *env) snapshot() string {
 // webhooks returns the queued webhook events of type event.
 func (e *env) webhooks(event string) []wire.WebhookEvent {
 	e.t.Helper()
-	due, err := e.st.DueWebhooks(context.Background(), e.clock.Now().Add(time.Hour), 100000)
-	require.NoError(e.t, err)
 	var out []wire.WebhookEvent
-	for _, d := range due {
+	for _, d := range e.w.QueuedWebhooks(event) {
 		var ev wire.WebhookEvent
 		require.NoError(e.t, json.Unmarshal(d.Body, &ev))
-		if d.EventType == event {
-			out = append(out, ev)
-		}
+		out = append(out, ev)
 	}
 	return out
 }

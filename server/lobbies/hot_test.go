@@ -208,6 +208,7 @@ func TestMemberObjectsCarryTheUser(t *testing.T) {
 func (e *env) restart() {
 	e.svc.Close()
 	e.svc = &lobbies.Service{Store: e.st, Clock: e.clock, IDs: e.ids, Logger: e.w.Log, Kick: func() { e.kicks.Add(1) }, Notifier: e.rec}
+	onPostgres(e.svc)
 	e.mux = http.NewServeMux()
 	e.svc.Register(e.mux)
 	e.svc.Start()

@@ -454,6 +454,7 @@ func TestMSG3MODR1ModerationMetadata(t *testing.T) {
 // clock; the janitor deletes it and tells its members. The test runs in a synctest bubble, so
 // synctest.Wait marks the moment the janitor has done what the clock's move asked of it.
 func TestIdleTimeout(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		e.svc.Start()
@@ -504,6 +505,7 @@ func TestIdleTimeout(t *testing.T) {
 // the last. The janitor carries the first lobby's stored expiry forward instead of waking at once
 // again (a janitor that did would keep synctest.Wait from returning).
 func TestMessagesKeepLobbyAlive(t *testing.T) {
+	sqliteOnly(t, inBubble)
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		e.svc.Start()

@@ -129,6 +129,7 @@ func BenchmarkNonceMemoryHeap(b *testing.B) {
 				w := world.New(b)
 				app := w.App(devseed.AppSpec{Name: "Game"})
 				svc := &lobbies.Service{Store: w.Store, Clock: w.Clock, IDs: w.IDs, Logger: w.Log, Notifier: discard{}, NonceMemory: bc.limit}
+				onPostgres(svc)
 				svc.Start()
 				mux := http.NewServeMux()
 				svc.Register(mux)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"sdkpp/server/accounts"
 	"sdkpp/server/devseed"
 	"sdkpp/server/scopes"
+	"sdkpp/server/servertest"
 	"sdkpp/server/snowflake"
 	"sdkpp/server/store"
 	"sdkpp/server/token"
@@ -34,12 +36,22 @@ type World struct {
 	Seed     *devseed.Seeder
 	Accounts *accounts.Service
 	Log      *slog.Logger // discards everything
+
+	webhookReads int // QueuedWebhooks' calls
 }
 
-// New opens a World; the test's cleanup closes its store.
+// New opens a World: its store is a fresh database of the tests' PostgreSQL when
+// SDKPP_TEST_STORE is "postgres" (servertest.EnvStore), as the service's tests run there, and
+// an in-memory SQLite store otherwise. The test's cleanup closes it.
 func New(t testing.TB) *World {
 	t.Helper()
-	st, err := store.OpenSQLite(context.Background(), "")
+	var st *store.DB
+	var err error
+	if os.Getenv(servertest.EnvStore) == "postgres" {
+		st, err = store.OpenPostgres(context.Background(), servertest.PostgresDatabase(t), store.PostgresOptions{})
+	} else {
+		st, err = store.OpenSQLite(context.Background(), "")
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	w := &World{T: t, Store: st, Clock: clock.NewFake(Start), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -78,4 +90,23 @@ func (w *World) Token(userID uint64, app wire.DevApplication, granted []string) 
 	tok, err := token.Issue(ctx, w.Store, w.IDs, w.Clock.Now(), a, token.Options{ExpiresAt: w.Clock.Now().Add(365 * 24 * time.Hour)})
 	require.NoError(w.T, err)
 	return "Bearer " + tok.Access
+}
+
+// QueuedWebhooks returns the pending webhook deliveries of event, oldest first. It reads them
+// with DueWebhooks, which on PostgreSQL claims what it returns until store.DefaultClaimLease
+// later: each call reads as of a year after the one before, past every earlier call's claims, so
+// that every call sees every pending delivery on either store.
+func (w *World) QueuedWebhooks(event string) []store.WebhookDelivery {
+	w.T.Helper()
+	w.webhookReads++
+	at := w.Clock.Now().Add(time.Duration(w.webhookReads) * 366 * 24 * time.Hour)
+	due, err := w.Store.DueWebhooks(context.Background(), at, 100000)
+	require.NoError(w.T, err)
+	var out []store.WebhookDelivery
+	for _, d := range due {
+		if d.EventType == event {
+			out = append(out, d)
+		}
+	}
+	return out
 }
