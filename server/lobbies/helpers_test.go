@@ -26,8 +26,8 @@ import (
 	"sdkpp/wire"
 )
 
-// env is a lobby service on the world's store (world.New) with a frozen clock, two applications and a
-// recording Notifier.
+// env is a lobby service on the world's store (world.New) with a frozen clock, two applications
+// and a recording Notifier.
 type env struct {
 	t      *testing.T
 	w      *world.World
