@@ -32,7 +32,8 @@ func TestMemoryExpiresInOrder(t *testing.T) {
 				require.Equal(t, strconv.Itoa(i), string(enc))
 			}
 		}
-		require.Len(t, m.byKey, n-step-1)
+		require.Equal(t, n-step-1, m.Len())
+		require.Len(t, m.index, n-step-1)
 		require.LessOrEqual(t, len(m.order), 2*(n-step-1)+1, "order is compacted")
 	}
 }
@@ -76,8 +77,8 @@ func TestMemoryStaysUnderItsLimit(t *testing.T) {
 	require.False(t, m.Sent(key(n)), "a key never sent")
 
 	total := HashCost * len(m.hashes)
-	for k, e := range m.byKey {
-		total += Cost(k, e)
+	for _, e := range m.order[m.first:] {
+		total += Cost(e.key, e.enc)
 	}
 	require.Equal(t, total, m.Bytes(), "Bytes counts what is held")
 	m.Find(key(0), now.Add(window)) // the window passes: everything expires
@@ -186,4 +187,43 @@ func TestMemoryAddIsKeepOfAMissingKey(t *testing.T) {
 	}
 	require.Less(t, added.Len(), n, "the limit forgot the oldest early")
 	require.NotZero(t, added.Hashes())
+}
+
+// Keys of the same hash are each found, replaced and forgotten as any other: the first in the
+// map of hashes, the others in the map by key beside it, whichever of them goes first.
+func TestMemoryKeysOfOneHash(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := New(time.Minute, 1<<20)
+	m.sum = func(k Key) uint64 { return k.Lobby } // every key of a lobby collides
+	key := func(i int) Key { return Key{Lobby: uint64(i % 2), Author: 7, Nonce: strconv.Itoa(i)} }
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Second) }
+	const n = 10
+	for i := range n {
+		_, ok := m.Find(key(i), at(i))
+		require.False(t, ok, "key %d before it was added", i)
+		m.Add(key(i), wire.Encoded("m"+strconv.Itoa(i)), at(i))
+	}
+	require.Len(t, m.index, 2)
+	require.Len(t, m.other, n-2)
+	m.Keep(key(3), wire.Encoded("again"), at(n))
+	for i := range n {
+		enc, ok := m.Find(key(i), at(n))
+		require.True(t, ok, "key %d", i)
+		require.Equal(t, map[bool]string{true: "again", false: "m" + strconv.Itoa(i)}[i == 3], string(enc))
+	}
+	_, ok := m.Find(Key{Lobby: 1, Author: 7, Nonce: "x"}, at(n))
+	require.False(t, ok, "a key of a remembered hash that was never added")
+	for gone := range n { // the window passes the messages one by one, the first of a hash first
+		now := at(gone).Add(time.Minute)
+		for i := range n {
+			_, ok := m.Find(key(i), now)
+			require.Equal(t, i > gone, ok, "key %d once %d are gone", i, gone+1)
+		}
+		m.Add(key(100+gone*2), wire.Encoded("new"), now) // a new key of that hash takes its slot
+		enc, ok := m.Find(key(100+gone*2), now)
+		require.True(t, ok)
+		require.Equal(t, "new", string(enc))
+	}
+	require.Equal(t, n, m.Len())
+	require.Len(t, m.index, 1)
 }
