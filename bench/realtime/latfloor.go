@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"sdkpp/internal/osyield"
 )
 
 // The latency floors of (d): what the required parts of a lobby message's way cost, written
@@ -40,6 +43,15 @@ import (
 //   - the same with every node reading the stream, as each of sdkpp's three nodes does (server/bus):
 //     on a stream of its own, which A reads too, and a third process C that has no receiver.
 //
+// (a) has a floor too (-floor): the single-node floor's process on the run's store (with
+// PostgreSQL, a database of its own on the run's server), which takes the sends over a
+// WebSocket (POST's HTTP is not what sdkpp's SDK sends with), writes each message's dispatch to
+// the receiver's WebSocket, yields its CPU to the receiver, then commits the row, then answers the
+// sender (latFloor.sender): the
+// order of sdkpp's send, whose members get a message before its commit and whose sender's answer
+// waits for it. Its rounds take turns with (a)'s, message by message; the commit of each lands on
+// the machine while the receiver reads, as sdkpp's does.
+//
 // The receiver is a bare WebSocket client (floorws.go) in this program; a round's clock stops
 // when it has read the frame. The processes note their times of each send (the HTTP answer's
 // header, a frame after the dispatch), so that a floor's rounds are cut into the steps of sdkpp's
@@ -50,9 +62,10 @@ import (
 // it read them; the hop is the one way, and the round trip is noted beside it.
 
 const (
-	floorPostPath = "/floor/post" // the HTTP send of the latency floors
-	floorStream   = "FLOOR_EVENTS"
-	floorSubject  = "floor.events"
+	floorPostPath   = "/floor/post"    // the HTTP send of the latency floors
+	floorWSSendPath = "/floor/ws-send" // the WebSocket send of (a)'s floor (latFloor.sender)
+	floorStream     = "FLOOR_EVENTS"
+	floorSubject    = "floor.events"
 )
 
 // latFloor is a latency floor's process: the single node (store, no bus), cluster process A
@@ -181,6 +194,9 @@ func serveLatFloor(store, bus string, everyNode bool) (addr string, stop func(),
 	mux.HandleFunc(floorMemberPath, f.member)
 	if store != "" {
 		mux.HandleFunc(floorPostPath, f.post)
+	}
+	if store != "" && bus == "" {
+		mux.HandleFunc(floorWSSendPath, f.sender)
 	}
 	hs := &http.Server{Handler: mux}
 	served := make(chan struct{})
@@ -323,13 +339,10 @@ func (f *latFloor) send(ctx context.Context, content string, accepted int64) (st
 	defer f.mu.Unlock()
 	start := time.Now()
 	st[sAccepted], st[sCommitStart] = accepted, start.UnixNano()
-	now := start.UnixMilli()
-	f.lastID = max(f.lastID+1, uint64(now)<<22)
-	m := floorMessage{ID: f.lastID, LobbyID: floorLobbyID, AuthorID: floorLobbyID, Content: content, CreatedAt: now}
+	m := f.messageLocked(content, start)
 	id := strconv.FormatUint(m.ID, 10)
-	if _, err := f.insert.ExecContext(ctx, int64(m.ID), int64(m.LobbyID), int64(m.LobbyID), int64(m.AuthorID), m.Content,
-		m.CreatedAt, id); err != nil {
-		return st, fmt.Errorf("commit: %w", err)
+	if err := f.commitLocked(ctx, &m); err != nil {
+		return st, err
 	}
 	st[sCommitted] = time.Now().UnixNano()
 	payload, err := appendDispatch(nil, &m)
@@ -348,6 +361,64 @@ func (f *latFloor) send(ctx context.Context, content string, accepted int64) (st
 	return st, nil
 }
 
+// messageLocked is the message of content sent at now, with its id. Call with f.mu held.
+func (f *latFloor) messageLocked(content string, now time.Time) floorMessage {
+	ms := now.UnixMilli()
+	f.lastID = max(f.lastID+1, uint64(ms)<<22)
+	return floorMessage{ID: f.lastID, LobbyID: floorLobbyID, AuthorID: floorLobbyID, Content: content, CreatedAt: ms}
+}
+
+// commitLocked commits m's row (autocommitted: one round trip on PostgreSQL). Call with f.mu held.
+func (f *latFloor) commitLocked(ctx context.Context, m *floorMessage) error {
+	if _, err := f.insert.ExecContext(ctx, int64(m.ID), int64(m.LobbyID), int64(m.LobbyID), int64(m.AuthorID), m.Content,
+		m.CreatedAt, strconv.FormatUint(m.ID, 10)); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// sender runs (a)'s sending client's WebSocket connection until it ends: each text frame it sends
+// is a message's content, whose dispatch is written to the receivers, whose row is then
+// committed, and which is then answered with a frame of its id ("error: ..." when it failed).
+func (f *latFloor) sender(w http.ResponseWriter, r *http.Request) {
+	c, rd, err := wsUpgrade(w, r)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	var in, answer, out []byte
+	for {
+		if in, err = readFrame(rd, in); err != nil {
+			return // the sender went away
+		}
+		id, err := f.deliverFirst(context.Background(), string(in))
+		if answer = strconv.AppendUint(answer[:0], id, 10); err != nil {
+			answer = append(answer[:0], "error: "+err.Error()...)
+		}
+		if _, err := c.Write(appendFrame(out[:0], answer, false, [4]byte{})); err != nil {
+			return
+		}
+	}
+}
+
+// deliverFirst writes the dispatch of a message of content to the receivers, yields the CPU to
+// them, and then commits it, under the lock, so that messages are delivered and stored in one order, and returns its id.
+func (f *latFloor) deliverFirst(ctx context.Context, content string) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	received := time.Now()
+	m := f.messageLocked(content, received)
+	payload, err := appendDispatch(nil, &m)
+	if err != nil {
+		return 0, err
+	}
+	f.deliverLocked(payload, received.UnixNano())
+	// The write has woken the receiver, usually on this thread's CPU: it runs before the commit
+	// does (as sdkpp's group commit yields before a lone message's commit, groupcommit.Writer).
+	osyield.Yield()
+	return m.ID, f.commitLocked(ctx, &m)
+}
+
 // floorLatency is a latency floor as its rounds see it: an HTTP client of the sending process and
 // a bare WebSocket receiver of the delivering one.
 type floorLatency struct {
@@ -358,8 +429,26 @@ type floorLatency struct {
 	got    chan floorArrival // the receiver's dispatches, as it read them
 	readWG sync.WaitGroup
 	// steps are the rounds' times step by step (after the warmup), as (d)'s timeline of sdkpp's
-	// rounds has them (latencySteps); those of a single node's floor without a bus are 0.
+	// rounds has them (latencySteps); those of a single node's floor without a bus are 0. A floor
+	// that sends over a WebSocket (sendOverWebSocket) has none.
 	steps [latencySteps][]time.Duration
+
+	// The sending client's WebSocket (sendOverWebSocket), its reader and a frame's storage; nil
+	// when the rounds send with HTTP POSTs.
+	ws    net.Conn
+	wsr   *bufio.Reader
+	frame []byte
+}
+
+// sendOverWebSocket makes l's rounds send over a WebSocket to the floor's process at addr
+// (latFloor.sender), as sdkpp's SDK sends over its gateway connection, instead of with POSTs.
+func (l *floorLatency) sendOverWebSocket(addr string) error {
+	c, rd, err := wsDial(addr, floorWSSendPath)
+	if err != nil {
+		return fmt.Errorf("floor sender: %w", err)
+	}
+	l.ws, l.wsr = c, rd
+	return nil
 }
 
 // floorArrival is a dispatch the receiver read, when, and the delivering process's times of it.
@@ -462,6 +551,9 @@ func floorSteps(sent int64, st sendStamps, a floorArrival) (ds [latencySteps]tim
 // round sends message i and returns the time until the receiver read its dispatch.
 func (l *floorLatency) round(i int) (time.Duration, error) {
 	content := "latency floor " + strconv.Itoa(i) + l.pad
+	if l.ws != nil {
+		return l.roundOverWebSocket(i, content)
+	}
 	start := time.Now()
 	resp, err := l.hc.Post(l.post, "text/plain", strings.NewReader(content))
 	if err != nil {
@@ -476,6 +568,36 @@ func (l *floorLatency) round(i int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("floor send %d: %w", i, err)
 	}
+	return l.arrival(i, start, content, &st)
+}
+
+// roundOverWebSocket is round over the sending client's WebSocket: the clock stops when the
+// receiver has read the dispatch; the sender's answer, after the commit, is then read untimed, so
+// that no work of this round overlaps the next (which may be another side's).
+func (l *floorLatency) roundOverWebSocket(i int, content string) (time.Duration, error) {
+	l.frame = appendFrame(l.frame[:0], []byte(content), true, maskKey())
+	start := time.Now()
+	if _, err := l.ws.Write(l.frame); err != nil {
+		return 0, fmt.Errorf("floor send %d: %w", i, err)
+	}
+	d, err := l.arrival(i, start, content, nil)
+	if err != nil {
+		return 0, err
+	}
+	answer, err := readFrame(l.wsr, l.frame)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("floor send %d: no answer: %w", i, err)
+	case bytes.HasPrefix(answer, []byte("error")):
+		return 0, fmt.Errorf("floor send %d: %s", i, answer)
+	}
+	return d, nil
+}
+
+// arrival waits for the receiver to read message i's dispatch, of content, and returns the time
+// since start; with the sending process's times st, it records the round's steps after the
+// warmup.
+func (l *floorLatency) arrival(i int, start time.Time, content string, st *sendStamps) (time.Duration, error) {
 	want := []byte(`"content":"` + content + `"`)
 	timeout := time.After(10 * time.Second)
 	for {
@@ -487,9 +609,9 @@ func (l *floorLatency) round(i int) (time.Duration, error) {
 			if !bytes.HasPrefix(a.payload, floorDispatchPrefix) || !bytes.Contains(a.payload, want) {
 				continue // an earlier message's (a round that failed): read on
 			}
-			if i >= warmup {
-				for k, d := range floorSteps(start.UnixNano(), st, a) {
-					if st[sPublishStart] != 0 || k < stepToPublish || k > stepAck { // no bus, no steps of it
+			if i >= warmup && st != nil {
+				for k, d := range floorSteps(start.UnixNano(), *st, a) {
+					if (*st)[sPublishStart] != 0 || k < stepToPublish || k > stepAck { // no bus, no steps of it
 						l.steps[k] = append(l.steps[k], d)
 					}
 				}
@@ -501,8 +623,11 @@ func (l *floorLatency) round(i int) (time.Duration, error) {
 	}
 }
 
-// Close closes the receiver's connection and waits for its reader.
+// Close closes the receiver's connection and waits for its reader, and closes the sender's.
 func (l *floorLatency) Close() {
+	if l.ws != nil {
+		l.ws.Close()
+	}
 	l.conn.Close()
 	for range l.got { // the reader may be blocked handing over a frame
 	}
@@ -672,6 +797,43 @@ type caseSides struct {
 type sideRound struct {
 	r    round
 	each bool
+}
+
+// latencyFloor starts (a)'s floor on the run's store (a database of its own on the run's
+// PostgreSQL, or SQLite as the service's: in a data directory, or in memory) and connects its
+// receiver and its WebSocket sender; size is the dispatches' data size. Close stops it.
+func latencyFloor(size int) (*latencyFloorSide, error) {
+	store := cmp.Or(latFloorDSN, storeName)
+	fl, err := startNode("latfloor", 0, nodeConfig{Store: store})
+	if err != nil {
+		return nil, err
+	}
+	l, err := newFloorLatency(fl.Addr, fl.Addr, size)
+	if err == nil {
+		if err = l.sendOverWebSocket(fl.Addr); err != nil {
+			l.Close()
+		}
+	}
+	if err != nil {
+		fl.Close()
+		return nil, err
+	}
+	return &latencyFloorSide{floorLatency: l, node: fl}, nil
+}
+
+// latencyFloorSide is (a)'s floor: its rounds and its process.
+type latencyFloorSide struct {
+	*floorLatency
+	node  *child
+	close sync.Once
+}
+
+// Close closes the floor's connections and stops its process; it may be called again.
+func (s *latencyFloorSide) Close() {
+	s.close.Do(func() {
+		s.floorLatency.Close()
+		s.node.Close()
+	})
 }
 
 // singleFloor is the sides of one node on SQLite: the single-node floor, on the store the node

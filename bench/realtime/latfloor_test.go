@@ -45,13 +45,21 @@ func latencyRounds(t *testing.T, l *floorLatency, n int) []string {
 	return sent
 }
 
-func TestSingleFloorCommitsAndDelivers(t *testing.T) {
-	dir := t.TempDir()
+// startSingleFloor serves the single-node floor on SQLite in a data directory, dir, and connects
+// its latency rounds (l, sending to addr with POSTs). The test's end stops it.
+func startSingleFloor(t *testing.T) (dir, addr string, l *floorLatency, stop func()) {
+	dir = t.TempDir()
 	addr, stop, err := serveLatFloor("sqlite:"+dir, "", false)
 	require.NoError(t, err)
-	defer stop()
-	l, err := newFloorLatency(addr, addr, 300)
+	t.Cleanup(stop)
+	l, err = newFloorLatency(addr, addr, 300)
 	require.NoError(t, err)
+	t.Cleanup(l.Close)
+	return dir, addr, l, stop
+}
+
+func TestSingleFloorCommitsAndDelivers(t *testing.T) {
+	dir, _, l, stop := startSingleFloor(t)
 	assert.NotEmpty(t, l.pad, "the contents are padded to the dispatches' size")
 	n := warmup + 3
 	sent := latencyRounds(t, l, n)
@@ -63,6 +71,25 @@ func TestSingleFloorCommitsAndDelivers(t *testing.T) {
 	}
 	stop()
 	assert.Equal(t, sent, floorRows(t, dir), "every message committed once, in order")
+}
+
+// (a)'s floor sends over a WebSocket: each message reaches the receiver, is committed once, in
+// order, and answered (a round reads its answer); a send whose commit fails is answered with
+// its error, which the round reports.
+func TestSingleFloorOverWebSocketDeliversThenCommits(t *testing.T) {
+	dir, addr, l, _ := startSingleFloor(t)
+	require.NoError(t, l.sendOverWebSocket(addr))
+	sent := latencyRounds(t, l, warmup+3)
+	assert.Empty(t, l.steps[stepCommit], "no steps over a WebSocket")
+	assert.Equal(t, sent, floorRows(t, dir), "every message committed once, in order")
+
+	db, err := sql.Open("sqlite", "file:"+dir+"/floor.db")
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`DROP TABLE lobby_messages`)
+	require.NoError(t, err)
+	_, err = l.round(warmup + 3)
+	require.ErrorContains(t, err, "commit", "the commit's failure, answered")
 }
 
 func TestClusterFloorCommitsPublishesAndDelivers(t *testing.T) {

@@ -8,7 +8,9 @@
 //     WaitCallbacks between calls; one message at a time. Anchor: Redis PUBLISH of a payload of
 //     the same size until a SUBSCRIBEd connection has read it. A fourth figure sends over the
 //     gateway again to a game loop that instead polls RunCallbacks with the shortest sleeps. The
-//     four take turns message by message.
+//     four take turns message by message. With -floor, (a)'s floor takes its turns too: the
+//     required parts alone (latfloor.go), a bare WebSocket send whose dispatch is written to a
+//     bare receiver before its row is committed to the run's store, as sdkpp orders a send.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
 //     with the same number of sends in flight. The sender sends as the SDK's SendLobbyMessage
@@ -90,7 +92,7 @@ func main() {
 	window := flag.Int("window", 8, "fan-out: sends in flight")
 	idle := flag.Int("idle", 10000, "idle connections held")
 	flag.BoolVar(&latencyOnly, "latency-only", false, "measure only (a), the latency of messages sent one at a time (with -cluster-only: only (d)'s latency)")
-	flag.BoolVar(&floorSide, "floor", false, "(b): add the floor side (floor.go), the least any service with sdkpp's guarantees must do, taking turns with the others")
+	flag.BoolVar(&floorSide, "floor", false, "(a) and (b): add the floor sides (latfloor.go, floor.go), the least any service with sdkpp's guarantees must do, taking turns with the others")
 	flag.BoolVar(&turnGC, "turn-gc", true, "(b): collect the clients' heap before each side's turn, untimed, so that no side pays for another's garbage (false: measure without)")
 	flag.BoolVar(&fanoutOnly, "fanout-only", false, "measure only (b) over op 100 against Redis, without its HTTP side (for comparing builds and profiling the service's send path)")
 	var node nodeConfig
@@ -160,7 +162,13 @@ func main() {
 				os.Exit(1)
 			}
 			defer dropFloor()
-			floorDSN = fu
+			lu, dropLatFloor, err := benchdb.Postgres(storeName, "bench_latfloor") // (a)'s floor's
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			defer dropLatFloor()
+			floorDSN, latFloorDSN = fu, lu
 		}
 		storeName = u
 	}
@@ -183,8 +191,8 @@ var latencyOnly bool
 var floorSide bool
 
 // floorDSN is the floor's store: "" for SQLite in a data directory, or on PostgreSQL the URL of
-// the floor's own database on the run's server.
-var floorDSN string
+// the floor's own database on the run's server; latFloorDSN is (a)'s floor's, on PostgreSQL.
+var floorDSN, latFloorDSN string
 
 // fanoutOnly: measure (b) only, over op 100 and against Redis (-fanout-only), for comparing builds
 // and profiling the service's send path without the other figures' work in the profile.
@@ -253,16 +261,25 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		return err
 	}
 	defer redisDone()
-	turns := [4]round{redis}
+	turns := []round{redis, nil, nil, nil}
 	var dones [3]func() error
 	turns[1], dones[0] = sdkppRound(a, pair, ps[0], sc, to, poll, "gateway")
 	turns[2], dones[1] = sdkppRound(a, pair, ps[0], nil, to, poll, "http")
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
-	var base, ours, overHTTP, spinning []time.Duration
+	var base, ours, overHTTP, spinning, floorLat []time.Duration
+	outs := []*[]time.Duration{&base, &ours, &overHTTP, &spinning}
+	var latFloor *latencyFloorSide
+	if floorSide && !fanoutOnly { // (a)'s floor (latfloor.go) takes its turns too
+		if latFloor, err = latencyFloor(size); err != nil {
+			return err
+		}
+		defer latFloor.Close()
+		turns, outs = append(turns, latFloor.round), append(outs, &floorLat)
+	}
 	var byRound []byte // -rounds-file
 	loadBefore, gcBefore := loadAverage(), gcCycles()
 	for i := 0; i < rounds+latencyWarmup && !fanoutOnly; i++ {
-		for k, out := range []*[]time.Duration{&base, &ours, &overHTTP, &spinning} {
+		for k, out := range outs {
 			d, err := turns[k](i)
 			if err != nil {
 				return err
@@ -286,6 +303,9 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			return err
 		}
 	}
+	if latFloor != nil {
+		latFloor.Close() // not idle beside the fan-out
+	}
 	sc.Close()
 	to.c.Close() // before the fan-out, which ps[0] and ps[1] are also in
 	if !fanoutOnly {
@@ -293,7 +313,8 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 		hp50, hp99 := percentiles(overHTTP)
 		sp50, sp99 := percentiles(spinning)
 		bp50, bp99 := percentiles(base)
-		fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the four in turns (%d messages each after %d uncounted, %d-byte payloads)\n", rounds, latencyWarmup, size)
+		fmt.Printf("(a) Lobby message latency, send to the other player's client, one at a time, the %s in turns (%d messages each after %d uncounted, %d-byte payloads)\n",
+			map[int]string{4: "four", 5: "five"}[len(turns)], rounds, latencyWarmup, size)
 		fmt.Printf("  anchor: Redis PUBLISH to a SUBSCRIBEd connection                         p50 %8s  p99 %8s\n", bp50, bp99)
 		fmt.Printf("  sdkpp: SDK SendLobbyMessage (gateway) -> SDK MessageCreated callback     p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx (target <= 1.5x)\n",
 			op50, op99, ratio(op50, bp50), ratio(op99, bp99))
@@ -302,8 +323,15 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			sp50, sp99, ratio(sp50, bp50), ratio(sp99, bp99))
 		fmt.Printf("  sdkpp: HTTP POST message -> SDK MessageCreated callback (backends)       p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx\n",
 			hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
+		if floorLat != nil {
+			fp50, fp99 := percentiles(floorLat)
+			fmt.Printf("  floor: the required parts alone (a bare WebSocket send; its dispatch written to a bare receiver, then one row committed to %s, then the answer)\n",
+				map[bool]string{false: "SQLite as the service's", true: "a database of its own on the same PostgreSQL"}[latFloorDSN != ""])
+			fmt.Printf("                                                                            p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx; sdkpp/floor p50 %.2f  p99 %.2f\n",
+				fp50, fp99, ratio(fp50, bp50), ratio(fp99, bp99), ratio(op50, fp50), ratio(op99, fp99))
+		}
 		fmt.Printf("  (the machine's load, 1-minute average, on %d processors: %s before, %s after; the clients' process ran %d GC cycles in the %d rounds)\n",
-			runtime.NumCPU(), loadBefore, loadAverage(), gcCycles()-gcBefore, 4*(rounds+latencyWarmup))
+			runtime.NumCPU(), loadBefore, loadAverage(), gcCycles()-gcBefore, len(turns)*(rounds+latencyWarmup))
 	}
 	if latencyOnly {
 		return nil
