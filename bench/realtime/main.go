@@ -268,13 +268,13 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 	turns[3], dones[2] = sdkppRound(a, pair, ps[0], sc, to, spin, "gateway-spin")
 	var base, ours, overHTTP, spinning, floorLat []time.Duration
 	outs := []*[]time.Duration{&base, &ours, &overHTTP, &spinning}
-	var latFloor *latencyFloorSide
+	var aFloor *latencyFloorSide
 	if floorSide && !fanoutOnly { // (a)'s floor (latfloor.go) takes its turns too
-		if latFloor, err = latencyFloor(size); err != nil {
+		if aFloor, err = latencyFloor(size); err != nil {
 			return err
 		}
-		defer latFloor.Close()
-		turns, outs = append(turns, latFloor.round), append(outs, &floorLat)
+		defer aFloor.Close()
+		turns, outs = append(turns, aFloor.round), append(outs, &floorLat)
 	}
 	var byRound []byte // -rounds-file
 	loadBefore, gcBefore := loadAverage(), gcCycles()
@@ -303,8 +303,8 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			return err
 		}
 	}
-	if latFloor != nil {
-		latFloor.Close() // not idle beside the fan-out
+	if aFloor != nil {
+		aFloor.Close() // not idle beside the fan-out
 	}
 	sc.Close()
 	to.c.Close() // before the fan-out, which ps[0] and ps[1] are also in
