@@ -86,7 +86,7 @@ func main() {
 	flag.StringVar(&profileDir, "cpuprofile-dir", "", "write a CPU profile of each service process into this directory")
 	flag.StringVar(&storeName, "store", "memory", "the service's store: memory (SQLite in memory), sqlite (SQLite in a fresh data directory) or a PostgreSQL admin URL (a fresh database on it)")
 	rounds := flag.Int("rounds", 3000, "latency: messages sent one at a time, each side, counted after the warm-up's (1000); (d) sends a sixth as many")
-	flag.StringVar(&roundsFile, "rounds-file", "", "(a): write each counted round's latencies into this file, a line a round: its number, then Redis's, the gateway's, HTTP's and the polling loop's in nanoseconds, then the GC cycles this process completed by its end")
+	flag.StringVar(&roundsFile, "rounds-file", "", "(a): write each counted round's latencies into this file, a line a round: its number, then Redis's, the gateway's, HTTP's and the polling loop's in nanoseconds, then the GC cycles this process completed by its end; with -floor, then the floor's")
 	members := flag.Int("members", 100, "fan-out: lobby members")
 	messages := flag.Int("messages", 10000, "fan-out: messages sent, in five turns (more give steadier figures on a shared machine)")
 	window := flag.Int("window", 8, "fan-out: sends in flight")
@@ -289,8 +289,12 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			}
 		}
 		if i >= latencyWarmup && roundsFile != "" {
-			byRound = fmt.Appendf(byRound, "%d %d %d %d %d %d\n", i, base[len(base)-1], ours[len(ours)-1],
+			byRound = fmt.Appendf(byRound, "%d %d %d %d %d %d", i, base[len(base)-1], ours[len(ours)-1],
 				overHTTP[len(overHTTP)-1], spinning[len(spinning)-1], gcCycles())
+			if floorLat != nil {
+				byRound = fmt.Appendf(byRound, " %d", floorLat[len(floorLat)-1])
+			}
+			byRound = append(byRound, '\n')
 		}
 	}
 	if roundsFile != "" {
