@@ -46,11 +46,10 @@ import (
 // (a) has a floor too (-floor): the single-node floor's process on the run's store (with
 // PostgreSQL, a database of its own on the run's server), which takes the sends over a
 // WebSocket (POST's HTTP is not what sdkpp's SDK sends with), writes each message's dispatch to
-// the receiver's WebSocket, yields its CPU to the receiver, then commits the row, then answers the
-// sender (latFloor.sender): the
-// order of sdkpp's send, whose members get a message before its commit and whose sender's answer
-// waits for it. Its rounds take turns with (a)'s, message by message; the commit of each lands on
-// the machine while the receiver reads, as sdkpp's does.
+// the receiver's WebSocket, yields its CPU to the receiver, then commits the row, then answers
+// the sender (latFloor.sender): the order of sdkpp's send, whose members get a message before
+// its commit and whose sender's answer waits for it. Its rounds take turns with (a)'s, message
+// by message; the commit of each lands on the machine while the receiver reads, as sdkpp's does.
 //
 // The receiver is a bare WebSocket client (floorws.go) in this program; a round's clock stops
 // when it has read the frame. The processes note their times of each send (the HTTP answer's

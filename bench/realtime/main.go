@@ -10,7 +10,8 @@
 //     gateway again to a game loop that instead polls RunCallbacks with the shortest sleeps. The
 //     four take turns message by message. With -floor, (a)'s floor takes its turns too: the
 //     required parts alone (latfloor.go), a bare WebSocket send whose dispatch is written to a
-//     bare receiver before its row is committed to the run's store, as sdkpp orders a send.
+//     bare receiver, the CPU yielded to it, before its row is committed to the run's store, as
+//     sdkpp orders a send.
 //   - (b) Fan-out: one sender, a 100-member lobby, every member connected with the SDK gateway
 //     client; messages delivered (the dispatch decoded by a member's gateway client) per second,
 //     with the same number of sends in flight. The sender sends as the SDK's SendLobbyMessage
@@ -329,7 +330,7 @@ func messaging(rd *redisServer, rounds, members, messages, window int) error {
 			hp50, hp99, ratio(hp50, bp50), ratio(hp99, bp99))
 		if floorLat != nil {
 			fp50, fp99 := percentiles(floorLat)
-			fmt.Printf("  floor: the required parts alone (a bare WebSocket send; its dispatch written to a bare receiver, then one row committed to %s, then the answer)\n",
+			fmt.Printf("  floor: the required parts alone (a bare WebSocket send; its dispatch written to a bare receiver, the CPU yielded to it, then one row committed to %s, then the answer)\n",
 				map[bool]string{false: "SQLite as the service's", true: "a database of its own on the same PostgreSQL"}[latFloorDSN != ""])
 			fmt.Printf("                                                                            p50 %8s  p99 %8s  ratio p50 %.2fx  p99 %.2fx; sdkpp/floor p50 %.2f  p99 %.2f\n",
 				fp50, fp99, ratio(fp50, bp50), ratio(fp99, bp99), ratio(op50, fp50), ratio(op99, fp99))
