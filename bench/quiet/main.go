@@ -10,8 +10,13 @@
 // system client's, the Go runtime's) per second of wall time. The bare loop is the same program
 // built without the SDK (a process that only loads the library already runs the Go runtime's
 // threads). The service runs in this parent process, which hands each child a player's token and
-// a lobby secret; the sound system is a private PulseAudio with a null sink (a real device path:
-// the engine plays into the sink and captures its monitor, which is silent).
+// a lobby secret; the sound system is a private PulseAudio with two null sinks (a real device
+// path): the engine plays into one, room, and captures the monitor of the other, mic, into which
+// nothing plays, so the microphone is silent and, as a real one, a device of its own. Capturing
+// room's own monitor (the rig before) measured a cost of the rig, not of the engine: a monitor
+// runs at the latency its sink's streams ask for, and the speaker's stream, even stopped, held
+// it at 2.5 ms fragments, four wakeups of the sound system's client thread for each of the
+// capture's 10 ms periods.
 //
 // Scenarios: bare (the loop alone), connected (a client connected, in no call), ptt (in a call
 // alone, push-to-talk released), vad (in a call alone, voice activity mode, silence at the
@@ -21,12 +26,12 @@
 // What a quiet call costs is mostly the sound system's client threads, which wake every period
 // of a running device. With push-to-talk released and nothing playing the engine stops both
 // devices; with voice activity the microphone's runs and every frame is cleaned and measured,
-// and the speaker's stops once nothing has played for a second (on this rig the microphone is
-// the sink's monitor, which the speaker's stopped stream still holds at its 2.5 ms fragments). No Go code runs on those threads (the data callbacks are C): a Go
-// callback there left a P in a system call for the runtime's sysmon to retake every period, after
-// which sysmon polled every 20 us, which perf showed as about half of the cost before. A loop of
-// Go timers (the child was a Go program before) wakes sysmon the same way whenever a timer is
-// late, a cost of the harness a native game does not pay.
+// and the speaker's stops once nothing has played for a second. No Go code runs on those
+// threads (the data callbacks are C): a Go callback there left a P in a system call for the
+// runtime's sysmon to retake every period, after which sysmon polled every 20 us, which perf
+// showed as about half of the cost before. A loop of Go timers (the child was a Go program
+// before) wakes sysmon the same way whenever a timer is late, a cost of the harness a native
+// game does not pay.
 //
 // Run by bench/run.sh (make bench), which builds the two games. -cpuprofile DIR runs each child
 // under perf record (call graphs) and writes its profile there: the child is C, so there is no
@@ -46,6 +51,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"sdkpp/bench/internal/players"
 	"sdkpp/internal/pulseserver"
@@ -110,11 +116,14 @@ func run(cfg config) error {
 			cfg.bare = filepath.Join(filepath.Dir(self), "quiet_bare")
 		}
 	}
-	snd, err := pulseserver.Start("room")
+	snd, err := pulseserver.Start("room", "mic")
 	if err != nil {
 		return err
 	}
 	defer snd.Close()
+	if _, err := snd.Pactl("set-default-source", pulseserver.Monitor("mic")); err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true,
 		RateLimits: ratelimit.Config{Disabled: true},
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -160,11 +169,25 @@ func run(cfg config) error {
 			cmd.Env = append(cmd.Env,
 				"SDKPP_QUIET_API_BASE="+base+server.APIVersionPath, "SDKPP_QUIET_WEB_BASE="+base,
 				"SDKPP_QUIET_TOKEN="+token, fmt.Sprintf("SDKPP_QUIET_LOBBY=quiet-%d", turn))
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				return fmt.Errorf("%s: %w: %s", sc, err, strings.TrimSpace(stderr.String()))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				return fmt.Errorf("%s: %w", sc, err)
+			}
+			exited := make(chan struct{})
+			var waitErr error
+			go func() { waitErr = cmd.Wait(); close(exited) }()
+			var rigErr error
+			if sc == "vad" { // the microphone it runs must be mic's monitor, not room's
+				rigErr = waitCapturing(snd, pulseserver.Monitor("mic"), exited)
+			}
+			<-exited
+			out := stdout.Bytes()
+			if waitErr != nil {
+				return fmt.Errorf("%s: %w: %s", sc, waitErr, strings.TrimSpace(stderr.String()))
+			}
+			if rigErr != nil {
+				return fmt.Errorf("%s: %w", sc, rigErr)
 			}
 			var r childResult
 			if err := json.Unmarshal(out, &r); err != nil {
@@ -217,4 +240,38 @@ func list(v []float64) string {
 		parts[i] = fmt.Sprintf("%.2f", x)
 	}
 	return strings.Join(parts, " ")
+}
+
+// waitCapturing waits until the sound server has a capture stream and checks that it records
+// from source, the rig's silent microphone: a default source that a library ignored would
+// measure another device's cost. It gives up when exited closes first.
+func waitCapturing(snd *pulseserver.Server, source string, exited <-chan struct{}) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		outputs, err := snd.Pactl("list", "short", "source-outputs")
+		if err != nil {
+			return err
+		}
+		if f := strings.Fields(outputs); len(f) >= 2 { // index, source's index, ...
+			sources, err := snd.Pactl("list", "short", "sources")
+			if err != nil {
+				return err
+			}
+			for _, line := range strings.Split(sources, "\n") {
+				if g := strings.Fields(line); len(g) >= 2 && g[0] == f[1] {
+					if g[1] != source {
+						return fmt.Errorf("the game captures from %s, not the rig's microphone %s", g[1], source)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("the game captures from source %s, which pactl does not list: %q", f[1], sources)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("the game never opened its microphone")
+		case <-tick.C:
+		}
+	}
 }
