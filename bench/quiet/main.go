@@ -116,12 +116,12 @@ func run(cfg config) error {
 			cfg.bare = filepath.Join(filepath.Dir(self), "quiet_bare")
 		}
 	}
-	snd, err := pulseserver.Start("room", "mic")
+	snd, err := pulseserver.Start("room", micSink)
 	if err != nil {
 		return err
 	}
 	defer snd.Close()
-	if _, err := snd.Pactl("set-default-source", pulseserver.Monitor("mic")); err != nil {
+	if _, err := snd.Pactl("set-default-source", pulseserver.Monitor(micSink)); err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Dev: true,
@@ -179,7 +179,7 @@ func run(cfg config) error {
 			go func() { waitErr = cmd.Wait(); close(exited) }()
 			var rigErr error
 			if sc == "vad" { // the microphone it runs must be mic's monitor, not room's
-				rigErr = waitCapturing(snd, pulseserver.Monitor("mic"), exited)
+				rigErr = waitCapturing(snd, pulseserver.Monitor(micSink), exited)
 			}
 			<-exited
 			out := stdout.Bytes()
@@ -241,6 +241,10 @@ func list(v []float64) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// micSink is the null sink into which nothing plays: its monitor is the rig's silent microphone,
+// a device of its own as a real microphone is (the package's doc says why not room's monitor).
+const micSink = "mic"
 
 // waitCapturing waits until the sound server has a capture stream and checks that it records
 // from source, the rig's silent microphone: a default source that a library ignored would
